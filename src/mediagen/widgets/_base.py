@@ -1,0 +1,69 @@
+"""Base pieces every mediagen widget is built from (reusable by other widgets in the package).
+
+- :class:`MediagenWidget`: an ``anywidget.AnyWidget`` whose front end is a file in
+  ``static/`` (``_module = "player.js"``) with the shared ``mediagen.css``.
+- :class:`ReportsErrors`: an ``error`` trait and :meth:`ReportsErrors.report` so a failing
+  callback or background task shows its message in the widget instead of vanishing in a log.
+
+CSS conventions (``static/mediagen.css``): a widget's root element has class ``mg-root``;
+``mg-card``, ``mg-row``, ``mg-muted``, ``mg-error``, ``mg-badge`` (+ ``mg-badge--ok|warn|bad``),
+``mg-button`` (+ ``mg-button--primary``) and ``mg-grid`` are shared; colours come from
+JupyterLab's CSS variables with fallbacks, so light and dark themes both work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+import anywidget
+import traitlets
+
+from mediagen.widgets import _assets
+
+log = logging.getLogger("mediagen.widgets")
+
+
+class ReportsErrors(traitlets.HasTraits):
+    """An ``error`` trait the view shows as a banner; never swallow a callback's exception."""
+
+    error = traitlets.Unicode("").tag(sync=True)
+
+    def report(self, exc: BaseException, *, context: str = "") -> None:
+        """Show ``exc`` in the widget (and log it, with the traceback, for the record)."""
+        message = _describe(exc)
+        self.error = f"{context}: {message}" if context else message
+        log.warning("%s%s", f"{context}: " if context else "", message, exc_info=exc)
+
+    def clear_error(self) -> None:
+        self.error = ""
+
+    @contextlib.contextmanager
+    def reporting(self, context: str = "") -> Iterator[None]:
+        """``with self.reporting("estimate"): ...``: any exception inside ends up in ``error``."""
+        try:
+            yield
+        except Exception as exc:
+            self.report(exc, context=context)
+
+
+def _describe(exc: BaseException) -> str:
+    """A one-line message: the API error's own message and code when it has them."""
+    code = getattr(exc, "code", None)
+    message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    return f"{message} ({code})" if code and code not in message else message
+
+
+class MediagenWidget(ReportsErrors, anywidget.AnyWidget):
+    """An anywidget whose JS is ``static/<_module>`` and whose CSS is the shared sheet."""
+
+    _module: ClassVar[str] = ""
+    _stylesheets: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        if "_module" in cls.__dict__ and cls._module:
+            cls._esm = _assets.esm(cls._module)
+            cls._css = _assets.css(*cls._stylesheets)
+        super().__init_subclass__(**kwargs)

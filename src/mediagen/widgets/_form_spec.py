@@ -1,0 +1,292 @@
+"""From a catalog entry and a mode to form fields, inline checks and a request dict (pure).
+
+The catalog is the source of truth (docs/wire-contract.md, "Model catalog entry"): a mode lists
+``required`` and ``optional`` fields, ``allowed`` values (a list or ``{"by_tier": ...}``),
+``ranges``, ``defaults`` and ``max_counts``; ``parameters`` gives each field's type and bounds;
+``rules`` add cross-field checks. Nothing here does I/O, so every rule is unit-testable and the
+form widget only renders what these functions return.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+ALWAYS_ACCEPTED = ("model", "mode", "idempotency_key", "project_id")
+LONG_TEXT_FIELDS = {"prompt", "text", "lyrics", "negative_prompt", "previous_text", "next_text"}
+JSON_TYPES = {
+    "keyframes",
+    "segments",
+    "multi_prompt",
+    "composition_plan",
+    "elements",
+    "reference_names",
+    "object",
+    "array",
+}
+TIER_FIELDS = ("tier", "resolution")
+
+
+def mode_of(entry: Mapping[str, Any], mode_id: str | None) -> Mapping[str, Any]:
+    modes = entry.get("modes") or []
+    for mode in modes:
+        if mode.get("id") == mode_id:
+            return mode
+    if modes:
+        return modes[0]
+    raise ValueError(f"model {entry.get('id')!r} has no modes in its catalog entry")
+
+
+def mode_fields(mode: Mapping[str, Any]) -> list[str]:
+    """The mode's own fields, required first, in catalog order."""
+    seen: list[str] = []
+    for name in [*(mode.get("required") or []), *(mode.get("optional") or [])]:
+        if name not in seen and name not in ALWAYS_ACCEPTED:
+            seen.append(name)
+    return seen
+
+
+def start_values(entry: Mapping[str, Any], mode_id: str | None) -> dict[str, Any]:
+    """Defaults of the mode, overlaid with its ``example_request`` (a ready-to-send start)."""
+    mode = mode_of(entry, mode_id)
+    values: dict[str, Any] = dict(mode.get("defaults") or {})
+    example = mode.get("example_request") or (entry.get("example_request") or {}).get(mode["id"])
+    for key, value in (example or {}).items():
+        if key not in ALWAYS_ACCEPTED:
+            values[key] = value
+    fields = set(mode_fields(mode))
+    return {k: v for k, v in values.items() if k in fields}
+
+
+def current_tier(mode: Mapping[str, Any], values: Mapping[str, Any]) -> str | None:
+    for name in TIER_FIELDS:
+        value = values.get(name, (mode.get("defaults") or {}).get(name))
+        if value not in (None, ""):
+            return str(value)
+    return None
+
+
+def allowed_values(
+    mode: Mapping[str, Any], parameter: Mapping[str, Any], name: str, tier: str | None
+) -> list[Any] | None:
+    """The values a field may take now (following the tier), or None when it is free."""
+    allowed = (mode.get("allowed") or {}).get(name)
+    if isinstance(allowed, Mapping) and "by_tier" in allowed:
+        by_tier = allowed["by_tier"]
+        if tier is not None and tier in by_tier:
+            return list(by_tier[tier])
+        merged: list[Any] = []
+        for values in by_tier.values():
+            merged += [v for v in values if v not in merged]
+        return merged
+    if isinstance(allowed, list):
+        return list(allowed)
+    if parameter.get("enum"):
+        return list(parameter["enum"])
+    return None
+
+
+def bounds(
+    mode: Mapping[str, Any], parameter: Mapping[str, Any], name: str
+) -> tuple[float | None, float | None]:
+    narrowed = (mode.get("ranges") or {}).get(name) or {}
+    lo = narrowed.get("minimum", parameter.get("minimum"))
+    hi = narrowed.get("maximum", parameter.get("maximum"))
+    return lo, hi
+
+
+def _label(name: str) -> str:
+    return name.replace("_", " ").capitalize()
+
+
+def field_specs(
+    entry: Mapping[str, Any], mode_id: str | None, values: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """One JSON-ready spec per field of the mode: which control, its choices, bounds, default."""
+    mode = mode_of(entry, mode_id)
+    parameters = entry.get("parameters") or {}
+    required = set(mode.get("required") or [])
+    defaults = mode.get("defaults") or {}
+    tier = current_tier(mode, values)
+    specs = []
+    for name in mode_fields(mode):
+        parameter = parameters.get(name) or {}
+        kind = parameter.get("type", "string")
+        spec: dict[str, Any] = {
+            "name": name,
+            "label": _label(name),
+            "type": kind,
+            "required": name in required,
+            "default": defaults.get(name),
+            "help": parameter.get("description") or "",
+        }
+        choices = allowed_values(mode, parameter, name, tier)
+        if kind == "voice":
+            voices = entry.get("voices") or []
+            spec["control"] = "select"
+            spec["options"] = [
+                {"value": v.get("name") or v.get("id"), "label": _voice_label(v)} for v in voices
+            ]
+        elif kind in ("asset", "asset_list"):
+            spec["control"] = "reference"
+            spec["media"] = parameter.get("media", "image")
+            spec["multiple"] = kind == "asset_list"
+            spec["max_count"] = (mode.get("max_counts") or {}).get(name)
+        elif choices is not None:
+            spec["control"] = "select"
+            spec["options"] = [{"value": v, "label": _choice_label(v)} for v in choices]
+        elif kind == "boolean":
+            spec["control"] = "toggle"
+        elif kind in ("integer", "number"):
+            spec["control"] = "number"
+            spec["minimum"], spec["maximum"] = bounds(mode, parameter, name)
+            spec["step"] = parameter.get("multiple_of") or (1 if kind == "integer" else "any")
+        elif kind == "string_list":
+            spec["control"] = "list"
+        elif kind in JSON_TYPES:
+            spec["control"] = "json"
+        elif name in LONG_TEXT_FIELDS or (parameter.get("max_length") or 0) > 300:
+            spec["control"] = "textarea"
+            spec["max_length"] = parameter.get("max_length")
+        else:
+            spec["control"] = "text"
+            spec["max_length"] = parameter.get("max_length")
+        specs.append(spec)
+    return specs
+
+
+def _voice_label(voice: Mapping[str, Any]) -> str:
+    name = voice.get("name") or voice.get("id")
+    language = voice.get("language")
+    return f"{name} ({language})" if language else str(name)
+
+
+def _choice_label(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == {}
+
+
+def coerce(spec: Mapping[str, Any], value: Any) -> Any:
+    """A form value as the request wants it (numbers, lists, parsed JSON); raises ValueError."""
+    if _is_empty(value):
+        return None
+    control, kind = spec["control"], spec["type"]
+    if control == "list" and isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    if control == "json" and isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"is not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    if kind == "integer":
+        number = float(value)
+        if not number.is_integer():
+            raise ValueError("must be a whole number")
+        return int(number)
+    if kind == "number":
+        return float(value)
+    if kind == "boolean":
+        return bool(value)
+    return value
+
+
+def check(
+    entry: Mapping[str, Any], mode_id: str | None, values: Mapping[str, Any]
+) -> dict[str, str]:
+    """Problems to show inline before sending: ``{field: message}`` (``"_form"`` for rules)."""
+    mode = mode_of(entry, mode_id)
+    specs = {s["name"]: s for s in field_specs(entry, mode_id, values)}
+    issues: dict[str, str] = {}
+    parsed: dict[str, Any] = {}
+    for name, spec in specs.items():
+        try:
+            value = coerce(spec, values.get(name))
+        except (TypeError, ValueError) as exc:
+            issues[name] = f"{spec['label']} {exc}"
+            continue
+        if value is None:
+            if spec["required"]:
+                issues[name] = f"{spec['label']} is required"
+            continue
+        parsed[name] = value
+        message = _check_value(spec, value, current_tier(mode, values))
+        if message:
+            issues[name] = message
+    for rule in entry.get("rules") or []:
+        message = _check_rule(rule, parsed, specs)
+        if message:
+            issues.setdefault("_form", message)
+    return issues
+
+
+def _check_value(spec: Mapping[str, Any], value: Any, tier: str | None) -> str | None:
+    label = spec["label"]
+    if spec["control"] == "select" and spec.get("options"):
+        allowed = [o["value"] for o in spec["options"]]
+        if value not in allowed and str(value) not in map(str, allowed):
+            where = f" at {tier}" if tier and spec["name"] not in TIER_FIELDS else ""
+            shown = ", ".join(map(str, allowed))
+            return f"{label} {value!r} is not available{where} (allowed: {shown})"
+    if spec["control"] == "number":
+        lo, hi = spec.get("minimum"), spec.get("maximum")
+        if lo is not None and value < lo:
+            return f"{label} must be at least {lo}"
+        if hi is not None and value > hi:
+            return f"{label} must be at most {hi}"
+        step = spec.get("step")
+        if isinstance(step, (int, float)) and step not in (1, 0) and value % step:
+            return f"{label} must be a multiple of {step}"
+    if spec["control"] == "reference" and spec.get("multiple"):
+        count, limit = len(value), spec.get("max_count")
+        if limit is not None and count > limit:
+            return f"{label}: at most {limit} (got {count})"
+    max_length = spec.get("max_length")
+    if max_length and isinstance(value, str) and len(value) > max_length:
+        return f"{label} is longer than {max_length} characters"
+    return None
+
+
+def _check_rule(
+    rule: Mapping[str, Any], parsed: Mapping[str, Any], specs: Mapping[str, Any]
+) -> str | None:
+    kind = rule.get("kind")
+    fields = [f for f in rule.get("fields") or [] if f in specs]
+    given = [f for f in fields if f in parsed]
+    names = " / ".join(_label(f) for f in fields)
+    if kind == "mutually_exclusive" and len(given) > 1:
+        return f"Use only one of {names}"
+    if kind == "one_of_required" and fields and not given:
+        return f"Give one of {names}"
+    if kind == "max_duration":
+        field, maximum = rule.get("field"), rule.get("maximum")
+        when = rule.get("when") or {}
+        applies = all(parsed.get(k) == v for k, v in when.items())
+        value = parsed.get(field)
+        if applies and isinstance(value, (int, float)) and maximum is not None and value > maximum:
+            condition = ", ".join(f"{_label(k)} = {v}" for k, v in when.items())
+            return f"{_label(field)} is at most {maximum} when {condition}"
+    return None
+
+
+def build_request(
+    entry: Mapping[str, Any], mode_id: str | None, values: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The request body the form describes (empty fields left out; values coerced)."""
+    mode = mode_of(entry, mode_id)
+    request: dict[str, Any] = {"model": entry["id"]}
+    if entry.get("mode_required") or mode.get("id") not in (None, "default"):
+        request["mode"] = mode["id"]
+    for spec in field_specs(entry, mode_id, values):
+        try:
+            value = coerce(spec, values.get(spec["name"]))
+        except (TypeError, ValueError):
+            value = values.get(spec["name"])
+        if value is not None:
+            request[spec["name"]] = value
+    return request

@@ -1,0 +1,159 @@
+"""What the widgets need from the client, in one place (async, on the widgets' loop).
+
+Widgets never call the client directly: they call this small adapter, so a change in the
+client's surface is one edit here. It holds a ``mediagen.AsyncClient`` per event loop (an
+httpx async client belongs to the loop that made it) built from the sync client's settings;
+the API key stays inside the client objects and never reaches a trait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from mediagen.widgets._catalog_view import as_dict
+
+KIND_RESOURCES = {"image": "images", "video": "videos", "audio": "audio"}
+TERMINAL = ("completed", "failed")
+
+
+def field(obj: Any, name: str, default: Any = None) -> Any:
+    if obj is None:
+        return default
+    if isinstance(obj, Mapping):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+class Service:
+    """The client operations the widgets use. ``poll_interval`` is for waiting on jobs."""
+
+    def __init__(
+        self,
+        client: Any = None,
+        *,
+        async_client: Any = None,
+        poll_interval: float = 1.0,
+        cache_dir: str | Path | None = None,
+    ) -> None:
+        if client is None and async_client is None:
+            import mediagen
+
+            client = mediagen.Client()
+        self.client = client
+        self._given_async = async_client
+        self._async: dict[int, Any] = {}
+        self.poll_interval = poll_interval
+        self.cache_dir = Path(cache_dir) if cache_dir else None
+
+    # -- clients ---------------------------------------------------------------------------
+
+    def aclient(self) -> Any:
+        """The AsyncClient for the running loop (made on first use from the sync client)."""
+        if self._given_async is not None:
+            return self._given_async
+        loop = asyncio.get_running_loop()
+        found = self._async.get(id(loop))
+        if found is None:
+            found = self._make_async()
+            self._async[id(loop)] = found
+        return found
+
+    def _make_async(self) -> Any:
+        import mediagen
+
+        for name in ("to_async", "async_client", "as_async"):
+            make = getattr(self.client, name, None)
+            if callable(make):
+                return make()
+        return mediagen.AsyncClient(**_settings(self.client))
+
+    # -- catalog, prices, credits ----------------------------------------------------------
+
+    async def models(self) -> list[dict[str, Any]]:
+        return [as_dict(m) for m in await self.aclient().models.list()]
+
+    async def estimate(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        models = self.aclient().models
+        for name in ("estimate_request", "estimate_for"):
+            helper = getattr(models, name, None)
+            if callable(helper):
+                return as_dict(await helper(dict(request)))
+        raise RuntimeError("the client has no models.estimate_request(request)")
+
+    async def credits(self) -> dict[str, Any]:
+        return as_dict(await self.aclient().credits.get())
+
+    # -- generations -----------------------------------------------------------------------
+
+    async def submit(self, kind: str, request: Mapping[str, Any], idempotency_key: str) -> Any:
+        resource = getattr(self.aclient(), KIND_RESOURCES[kind])
+        return await resource.create(**{**request, "idempotency_key": idempotency_key})
+
+    async def get(self, generation_id: str) -> Any:
+        return await self.aclient().generations.get(generation_id)
+
+    async def recent(self, limit: int = 200, **filters: Any) -> list[Any]:
+        found: list[Any] = []
+        async for generation in self.aclient().generations.list(**filters):
+            found.append(generation)
+            if len(found) >= limit:
+                break
+        return found
+
+    async def pending_journal(self) -> list[Any]:
+        """Generations this machine submitted that were still pending (re-attach after restart)."""
+        generations = self.aclient().generations
+        for name in ("resume", "pending"):
+            helper = getattr(generations, name, None)
+            if callable(helper):
+                result = helper()
+                if asyncio.iscoroutine(result):
+                    result = await result
+                return list(result)
+        return [g async for g in generations.list(status="pending")]
+
+    # -- files -----------------------------------------------------------------------------
+
+    async def upload(self, name: str, content_type: str, data: bytes) -> str:
+        uploaded = await self.aclient().uploads.upload(
+            data, filename=name, content_type=content_type
+        )
+        return str(field(uploaded, "asset_id") or uploaded)
+
+    async def local_copy(self, output: Any) -> Path:
+        """The output's bytes on this machine (downloaded into the client's cache if needed)."""
+        for name in ("local_path", "cached_path"):
+            value = field(output, name)
+            if callable(value):
+                value = value()
+            if value and Path(value).is_file():  # noqa: ASYNC240 (one stat of a local file)
+                return Path(value)
+        download = getattr(output, "download", None) or getattr(output, "fetch", None)
+        if callable(download):
+            result = download()
+            if asyncio.iscoroutine(result):
+                result = await result
+            return Path(result)
+        directory = self.cache_dir or Path.cwd() / "mediagen-outputs"
+        return Path(await asyncio.to_thread(output.save, str(directory)))
+
+
+def _settings(client: Any) -> dict[str, Any]:
+    """api_key/base_url of a sync client, to make the matching async one (never logged)."""
+    settings: dict[str, Any] = {}
+    for public, names in {
+        "api_key": ("_api_key", "api_key"),
+        "base_url": ("base_url", "_base_url"),
+    }.items():
+        for name in names:
+            value = getattr(client, name, None)
+            if value:
+                settings[public] = str(value)
+                break
+    if "base_url" not in settings and os.environ.get("MEDIAGEN_BASE_URL"):
+        settings["base_url"] = os.environ["MEDIAGEN_BASE_URL"]
+    return settings

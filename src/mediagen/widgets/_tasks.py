@@ -1,0 +1,133 @@
+"""Background work for widgets: asyncio tasks on the kernel's running loop (a thread if none).
+
+In a Jupyter kernel, cells and widget callbacks run on one asyncio loop; work scheduled there
+with ``create_task`` runs while the user keeps executing cells. In a plain script (no running
+loop) the same coroutines run on one daemon thread's loop, shared by all widgets. Nothing here
+patches asyncio. Failures are handed to a reporter (a widget's ``report``), never swallowed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+Reporter = Callable[[BaseException], None]
+
+_thread_loop: asyncio.AbstractEventLoop | None = None
+_thread_lock = threading.Lock()
+
+
+def _background_loop() -> asyncio.AbstractEventLoop:
+    """One event loop on a daemon thread, for when no loop runs in this thread."""
+    global _thread_loop
+    with _thread_lock:
+        if _thread_loop is None or _thread_loop.is_closed():
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="mediagen-widgets", daemon=True).start()
+            _thread_loop = loop
+        return _thread_loop
+
+
+def current_loop() -> asyncio.AbstractEventLoop:
+    """The loop widget work runs on: the running one (the kernel's), else the thread's."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return _background_loop()
+
+
+class Handle:
+    """A scheduled piece of work: cancel it, or wait for it from synchronous code (tests)."""
+
+    def __init__(self, future: asyncio.Future[Any] | concurrent.futures.Future[Any]) -> None:
+        self._future = future
+
+    def cancel(self) -> None:
+        loop = getattr(self._future, "get_loop", None)
+        if loop is not None:
+            loop().call_soon_threadsafe(self._future.cancel)
+        else:
+            self._future.cancel()
+
+    def done(self) -> bool:
+        return self._future.done()
+
+    def result(self, timeout: float | None = None) -> Any:
+        """Block until done (from a thread without a running loop only)."""
+        if isinstance(self._future, concurrent.futures.Future):
+            return self._future.result(timeout)
+        if not self._future.done():
+            raise RuntimeError("await the task instead: it runs on this thread's loop")
+        return self._future.result()
+
+    def __await__(self):  # type: ignore[no-untyped-def]
+        if isinstance(self._future, concurrent.futures.Future):
+            return asyncio.wrap_future(self._future).__await__()
+        return self._future.__await__()
+
+
+async def _guarded(coro: Awaitable[T], reporter: Reporter | None) -> T | None:
+    try:
+        return await coro
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        if reporter is None:
+            raise
+        reporter(exc)
+        return None
+
+
+def spawn(coro: Coroutine[Any, Any, T], *, reporter: Reporter | None = None) -> Handle:
+    """Run ``coro`` in the background; an exception goes to ``reporter`` (if given)."""
+    guarded = _guarded(coro, reporter)
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return Handle(asyncio.run_coroutine_threadsafe(guarded, _background_loop()))
+    return Handle(loop.create_task(guarded))
+
+
+class Latest:
+    """Debounced "latest wins" scheduling, for estimates while the user edits the form.
+
+    ``schedule(factory)`` cancels what is waiting, waits ``delay`` seconds of quiet, then runs
+    ``factory()``; ``deliver(result)`` is called only if no newer ``schedule`` happened since,
+    so a slow, stale answer can never overwrite a fresh one.
+    """
+
+    def __init__(self, delay: float, deliver: Callable[[Any], None], reporter: Reporter) -> None:
+        self.delay = delay
+        self._deliver = deliver
+        self._reporter = reporter
+        self._generation = 0
+        self._handle: Handle | None = None
+
+    def schedule(self, factory: Callable[[], Awaitable[Any]]) -> Handle:
+        self._generation += 1
+        ticket = self._generation
+        if self._handle is not None and not self._handle.done():
+            self._handle.cancel()
+
+        async def run() -> None:
+            if self.delay:
+                await asyncio.sleep(self.delay)
+            try:
+                result = await factory()
+            except Exception as exc:
+                if ticket == self._generation:
+                    self._reporter(exc)
+                return
+            if ticket == self._generation:
+                self._deliver(result)
+
+        self._handle = spawn(run(), reporter=self._reporter)
+        return self._handle
+
+    @property
+    def latest(self) -> Handle | None:
+        return self._handle

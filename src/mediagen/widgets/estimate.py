@@ -1,0 +1,162 @@
+"""``LiveEstimate``: the price of the form's request as it changes, and the Submit button.
+
+Estimates are debounced and "latest wins" (a slow, stale answer never replaces a fresh one).
+Submit is enabled only when the form is valid and a fresh estimate says the request is allowed
+and affordable; otherwise ``blocked_reason`` says why, next to the disabled button.
+
+One click is one submission: the view sends a new ``click`` id per click, each click id gets its
+own idempotency key (a re-delivered click reuses it), and a click while a submission is in
+flight is ignored, so a double click charges once.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import traitlets
+
+from mediagen.widgets import _tasks
+from mediagen.widgets._base import MediagenWidget
+from mediagen.widgets._service import Service, field
+from mediagen.widgets.form import RequestForm
+
+Submitted = Callable[[Any, dict[str, Any], dict[str, Any]], None]  # (generation, request, estimate)
+
+
+class LiveEstimate(MediagenWidget):
+    _module = "estimate.js"
+
+    status = traitlets.Unicode("idle").tag(sync=True)  # idle | estimating | ready | error
+    estimate = traitlets.Dict().tag(sync=True)
+    blocked_reason = traitlets.Unicode("Choose a model").tag(sync=True)
+    click = traitlets.Unicode("").tag(sync=True)
+    submitting = traitlets.Bool(False).tag(sync=True)
+    submitted_count = traitlets.Int(0).tag(sync=True)
+
+    def __init__(
+        self, service: Service, form: RequestForm, *, debounce: float = 0.3, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.service = service
+        self.form = form
+        self._latest = _tasks.Latest(debounce, self._deliver, self._estimate_failed)
+        self._request_estimated: dict[str, Any] | None = None
+        self._keys: dict[str, str] = {}
+        self._listeners: list[Submitted] = []
+        self.last_generation: Any = None
+        form.observe(self._on_form, names=["values", "mode", "chosen_model", "issues"])
+        self._on_form(None)
+
+    def on_submitted(self, callback: Submitted) -> None:
+        """Call ``callback(generation, request, estimate)`` after each accepted submission."""
+        self._listeners.append(callback)
+
+    # -- estimates -------------------------------------------------------------------------
+
+    def _on_form(self, _change: Any) -> None:
+        self._request_estimated = None
+        if not self.form.chosen_model:
+            self.status, self.estimate = "idle", {}
+        elif self.form.issues:
+            self.status = "idle"
+        else:
+            request = self.form.request
+            self.status = "estimating"
+            self._latest.schedule(lambda: self._fetch(request))
+        self._update_blocked()
+
+    async def _fetch(self, request: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        return request, await self.service.estimate(request)
+
+    def _deliver(self, result: tuple[dict[str, Any], dict[str, Any]]) -> None:
+        request, estimate = result
+        self.clear_error()
+        self._request_estimated = request
+        self.estimate = estimate
+        self.status = "ready"
+        self._update_blocked()
+
+    def _estimate_failed(self, exc: BaseException) -> None:
+        self.status = "error"
+        self.report(exc, context="Estimate failed")
+        self._update_blocked()
+
+    def refresh(self) -> _tasks.Handle | None:
+        """Estimate again now (e.g. after the balance changed)."""
+        self._on_form(None)
+        return self._latest.latest
+
+    @property
+    def pending(self) -> _tasks.Handle | None:
+        """The estimate in flight (tests await it instead of sleeping)."""
+        return self._latest.latest
+
+    def _update_blocked(self) -> None:
+        self.blocked_reason = self._why_blocked()
+
+    def _why_blocked(self) -> str:
+        if not self.form.chosen_model:
+            return "Choose a model"
+        if self.form.issues:
+            first = next(iter(self.form.issues.values()))
+            return f"Fix the form: {first}"
+        if self.submitting:
+            return "Submitting…"
+        if self.status == "error":
+            return "No estimate: see the error above"
+        if self.status != "ready" or self._request_estimated is None:
+            return "Waiting for the estimate…"
+        if not self.estimate.get("allowed", True):
+            return (
+                f"Not allowed: {self.estimate.get('reason') or 'your plan cannot use this model'}"
+            )
+        if not self.estimate.get("can_afford", True):
+            return self.estimate.get("reason") or (
+                f"Not enough credits: {self.estimate.get('credits_after_discount')} needed, "
+                f"{self.estimate.get('balance')} available"
+            )
+        return ""
+
+    # -- submitting ------------------------------------------------------------------------
+
+    @traitlets.observe("click")
+    def _on_click(self, change: Any) -> None:
+        click_id = change["new"]
+        if not click_id:
+            return
+        if self.submitting or self.blocked_reason:
+            return  # a second click of a double click, or a click the view should not send
+        key = self._keys.setdefault(click_id, f"mg-{uuid.uuid4().hex}")
+        request = dict(self._request_estimated or self.form.request)
+        estimate = dict(self.estimate)
+        self.submitting = True
+        self._update_blocked()
+        _tasks.spawn(self._submit(request, estimate, key), reporter=self._submit_failed)
+
+    def submit(self) -> None:
+        """Submit as if the button were clicked once (from Python)."""
+        self.click = uuid.uuid4().hex
+
+    async def _submit(self, request: dict[str, Any], estimate: dict[str, Any], key: str) -> None:
+        kind = self.form.entry["type"] if self.form.entry else "image"
+        generation = await self.service.submit(kind, request, key)
+        self.last_generation = generation
+        self.submitting = False
+        self.submitted_count += 1
+        self.clear_error()
+        self._update_blocked()
+        for callback in self._listeners:
+            with self.reporting("After submit"):
+                callback(generation, request, estimate)
+        self.refresh()  # the balance changed
+
+    def _submit_failed(self, exc: BaseException) -> None:
+        self.submitting = False
+        self.report(exc, context="Submit failed")
+        self._update_blocked()
+
+    @property
+    def generation_id(self) -> str | None:
+        return field(self.last_generation, "id")

@@ -1,0 +1,180 @@
+"""``RequestForm``: the request for one model and mode, built from its catalog entry.
+
+The kernel decides everything (which control, which choices for the current tier, what is
+wrong); the view renders ``fields`` and reports edits into ``values``. ``form.request`` is the
+request dict; ``form.issues`` what would be refused, shown inline before anything is sent.
+Reference inputs take a previous output (``use_reference``, for chaining) or a local file the
+user picks in the browser: its bytes come to the kernel as a message buffer (never as widget
+state) and are uploaded by ``uploader``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import traitlets
+from anywidget.experimental import command
+
+from mediagen.widgets import _form_spec as spec
+from mediagen.widgets import _tasks
+from mediagen.widgets._base import MediagenWidget
+from mediagen.widgets._media import media_kind
+
+#: (filename, content_type, data) -> asset id of the uploaded file
+Uploader = Callable[[str, str, bytes], Awaitable[str]]
+
+
+class RequestForm(MediagenWidget):
+    _module = "form.js"
+
+    chosen_model = traitlets.Unicode("").tag(sync=True)  # not `model_id`: a Widget property
+    model_name = traitlets.Unicode("").tag(sync=True)
+    mode = traitlets.Unicode("").tag(sync=True)
+    modes = traitlets.List(traitlets.Dict()).tag(sync=True)
+    fields = traitlets.List(traitlets.Dict()).tag(sync=True)
+    values = traitlets.Dict().tag(sync=True)
+    issues = traitlets.Dict().tag(sync=True)
+    references = traitlets.List(traitlets.Dict()).tag(sync=True)
+    uploading = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(
+        self, entry: Mapping[str, Any] | None = None, *, uploader: Uploader | None = None, **kw: Any
+    ) -> None:
+        self._entry: dict[str, Any] | None = None
+        self.uploader = uploader
+        super().__init__(**kw)
+        self.on_msg(self._on_view_message)
+        if entry is not None:
+            self.load(entry)
+
+    def _on_view_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if isinstance(content, dict) and content.get("action") == "reset":
+            with self.reporting("Reset"):
+                self.reset()
+
+    # -- loading ---------------------------------------------------------------------------
+
+    def load(self, entry: Mapping[str, Any], mode: str | None = None) -> None:
+        """Show the form for ``entry`` (a catalog entry dict) in ``mode`` (its first by default)."""
+        self._entry = dict(entry)
+        modes = [
+            {"id": m["id"], "name": m.get("name") or m["id"]} for m in entry.get("modes") or []
+        ]
+        chosen = spec.mode_of(entry, mode)["id"]
+        with self.hold_trait_notifications():
+            self.chosen_model = entry["id"]
+            self.model_name = entry.get("name") or entry["id"]
+            self.modes = modes
+            self.mode = chosen
+            self.values = spec.start_values(entry, chosen)
+        self._recompute()
+
+    def reset(self) -> None:
+        """Back to the mode's defaults and example request."""
+        if self._entry is not None:
+            self.values = spec.start_values(self._entry, self.mode)
+
+    @property
+    def entry(self) -> dict[str, Any] | None:
+        return self._entry
+
+    # -- reading ---------------------------------------------------------------------------
+
+    @property
+    def request(self) -> dict[str, Any]:
+        """The request body this form describes (send it with the client as it is)."""
+        if self._entry is None:
+            raise ValueError("no model chosen yet")
+        return spec.build_request(self._entry, self.mode, self.values)
+
+    @property
+    def valid(self) -> bool:
+        return self._entry is not None and not self.issues
+
+    def set_value(self, name: str, value: Any) -> None:
+        self.values = {**self.values, name: value}
+
+    # -- references (chaining and uploads) -------------------------------------------------
+
+    def add_reference(self, asset_id: str, label: str, kind: str) -> None:
+        """Offer ``asset_id`` (an output or upload) in the reference inputs of matching media."""
+        refs = [r for r in self.references if r["asset_id"] != asset_id]
+        self.references = [{"asset_id": asset_id, "label": label, "kind": kind}, *refs]
+
+    def reference_fields(self, kind: str | None = None) -> list[dict[str, Any]]:
+        return [
+            f
+            for f in self.fields
+            if f["control"] == "reference" and (kind is None or f.get("media") == kind)
+        ]
+
+    def use_reference(self, asset_id: str, kind: str, field: str | None = None) -> str:
+        """Put ``asset_id`` into ``field`` (or the first reference input taking ``kind``).
+
+        Returns the field used; raises ValueError naming the mode when none takes this media.
+        """
+        candidates = self.reference_fields(kind)
+        if field is not None:
+            candidates = [f for f in candidates if f["name"] == field]
+        if not candidates:
+            raise ValueError(
+                f"{self.model_name} ({self.mode}) has no reference input for {kind}"
+                + (f" named {field!r}" if field else "")
+                + "; choose a model or mode that takes one"
+            )
+        target = candidates[0]
+        if target.get("multiple"):
+            current = [a for a in self.values.get(target["name"]) or [] if a != asset_id]
+            self.set_value(target["name"], [*current, asset_id])
+        else:
+            self.set_value(target["name"], asset_id)
+        return target["name"]
+
+    @command
+    def upload(self, msg: Any, buffers: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
+        """A file the user picked in the browser, for reference input ``msg["field"]``."""
+        field = str(msg.get("field", ""))
+        name = str(msg.get("name") or "upload")
+        content_type = str(msg.get("type") or "application/octet-stream")
+        if self.uploader is None:
+            self.error = "Uploading needs a client: create the form from studio() or pass uploader."
+            return {"ok": False}, []
+        if not buffers:
+            return {"ok": False}, []
+        data = bytes(buffers[0])
+        self.uploading = field
+        self.clear_error()
+        _tasks.spawn(self._upload(field, name, content_type, data), reporter=self._upload_failed)
+        return {"ok": True}, []
+
+    async def _upload(self, field: str, name: str, content_type: str, data: bytes) -> None:
+        assert self.uploader is not None
+        asset_id = await self.uploader(name, content_type, data)
+        self.uploading = ""
+        kind = media_kind(content_type)
+        self.add_reference(asset_id, f"{name} (uploaded)", kind)
+        self.use_reference(asset_id, kind, field or None)
+
+    def _upload_failed(self, exc: BaseException) -> None:
+        self.uploading = ""
+        self.report(exc, context="Upload failed")
+
+    # -- keeping fields and issues current -------------------------------------------------
+
+    @traitlets.observe("mode")
+    def _on_mode(self, change: Any) -> None:
+        if self._entry is not None and change["old"] and change["new"] != change["old"]:
+            self.values = spec.start_values(self._entry, change["new"])
+            self._recompute()
+
+    @traitlets.observe("values")
+    def _on_values(self, _change: Any) -> None:
+        self._recompute()
+
+    def _recompute(self) -> None:
+        if self._entry is None:
+            return
+        with self.reporting("Form"):
+            self.fields = spec.field_specs(self._entry, self.mode, self.values)
+            self.issues = spec.check(self._entry, self.mode, self.values)

@@ -1,0 +1,166 @@
+"""``JobCard``: one submitted generation, watched in the background until it ends.
+
+Shows status, elapsed time, the credits reserved at submit and then charged, the error code and
+message on failure, and on completion an inline player per output (a grid for several images)
+with "use as reference" and "save" actions. Polling runs as a task on the kernel's loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import traitlets
+
+from mediagen.widgets import _tasks
+from mediagen.widgets._base import MediagenWidget
+from mediagen.widgets._media import MediaItem, MediaSource, make_item
+from mediagen.widgets._service import TERMINAL, Service, field
+
+Finished = Callable[[Any], None]
+Reference = Callable[[str, str, str], None]  # (asset_id, label, kind)
+
+
+def _iso(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)
+
+
+def generation_summary(generation: Any) -> dict[str, Any]:
+    """The JSON-safe facts a card or the gallery shows about a generation."""
+    error = field(generation, "error")
+    return {
+        "id": field(generation, "id"),
+        "type": field(generation, "type"),
+        "model": field(generation, "model"),
+        "mode": field(generation, "mode"),
+        "status": field(generation, "status"),
+        "prompt": field(generation, "prompt") or "",
+        "created_at": _iso(field(generation, "created_at")),
+        "completed_at": _iso(field(generation, "completed_at")),
+        "credits_charged": field(generation, "credits_charged"),
+        "error": {"code": field(error, "code"), "message": field(error, "message")}
+        if error
+        else None,
+    }
+
+
+class JobCard(MediaSource, MediagenWidget):
+    _module = "job.js"
+
+    generation = traitlets.Dict().tag(sync=True)
+    reserved = traitlets.Float(None, allow_none=True).tag(sync=True)
+    items = traitlets.List(traitlets.Dict()).tag(sync=True)
+    notice = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(
+        self,
+        service: Service,
+        generation: Any,
+        *,
+        reserved: float | None = None,
+        watch: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.service = service
+        self.result: Any = generation
+        self.outputs: list[Any] = []
+        self._listeners: list[Finished] = []
+        self._reference_listeners: list[Reference] = []
+        self.generation = generation_summary(generation)
+        self.reserved = reserved
+        self.on_msg(self._on_view_message)
+        self.task: _tasks.Handle | None = None
+        if watch:
+            self.task = _tasks.spawn(self.watch(), reporter=self._watch_failed)
+
+    @property
+    def status(self) -> str:
+        return self.generation.get("status", "")
+
+    def on_finished(self, callback: Finished) -> None:
+        """Call ``callback(generation)`` once, when the job completes or fails."""
+        self._listeners.append(callback)
+
+    def on_reference(self, callback: Reference) -> None:
+        """Call ``callback(asset_id, label, kind)`` when the user picks "use as reference"."""
+        self._reference_listeners.append(callback)
+
+    # -- watching --------------------------------------------------------------------------
+
+    async def watch(self) -> Any:
+        """Poll until the generation is terminal, then fetch its outputs' local copies."""
+        generation = self.result
+        delay = self.service.poll_interval
+        started = time.monotonic()
+        while field(generation, "status") not in TERMINAL:
+            await asyncio.sleep(delay)
+            generation = await self.service.get(field(generation, "id"))
+            self.result = generation
+            self.generation = generation_summary(generation)
+            delay = min(delay * 1.5, max(self.service.poll_interval, 5.0))
+        if field(generation, "status") == "completed":
+            await self._load_outputs(generation)
+        self.generation = {
+            **generation_summary(generation),
+            "watched_s": time.monotonic() - started,
+        }
+        for callback in self._listeners:
+            with self.reporting("After the job finished"):
+                callback(generation)
+        return generation
+
+    async def _load_outputs(self, generation: Any) -> None:
+        items: list[MediaItem] = []
+        self.outputs = list(field(generation, "outputs") or [])
+        for index, output in enumerate(self.outputs):
+            path = await self.service.local_copy(output)
+            item = make_item(
+                path,
+                field(output, "content_type"),
+                label=f"{self.generation.get('model')} #{index + 1}",
+                width=field(output, "width"),
+                height=field(output, "height"),
+                duration_seconds=field(output, "duration_seconds"),
+            )
+            self.register_media(item)
+            items.append(item)
+        self.items = [
+            {**item.describe(), "asset_id": field(output, "asset_id")}
+            for item, output in zip(items, self.outputs, strict=True)
+        ]
+
+    def _watch_failed(self, exc: BaseException) -> None:
+        self.report(exc, context="Watching the job failed")
+
+    # -- actions ---------------------------------------------------------------------------
+
+    def use_as_reference(self, index: int) -> None:
+        """Offer output ``index`` to the reference inputs (chaining into the next request)."""
+        item = self.items[index]
+        if not item.get("asset_id"):
+            raise ValueError("this output has no asset id, so it cannot be used as a reference")
+        for callback in self._reference_listeners:
+            callback(item["asset_id"], item["label"], item["kind"])
+        self.notice = f"Output {index + 1} is now a reference input."
+
+    def save(self, index: int, directory: str | Path = ".") -> Path:
+        """Save output ``index`` into ``directory`` (the client's streamed, atomic save)."""
+        path = Path(self.outputs[index].save(str(directory)))
+        self.notice = f"Saved to {path}"
+        return path
+
+    def _on_view_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict):
+            return
+        action, index = content.get("action"), content.get("index")
+        with self.reporting({"reference": "Use as reference", "save": "Save"}.get(action, "")):
+            if action == "reference":
+                self.use_as_reference(int(index))
+            elif action == "save":
+                self.save(int(index))

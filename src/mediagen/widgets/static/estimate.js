@@ -1,0 +1,55 @@
+// Live estimate and the Submit button (disabled, with the reason, when it cannot go through).
+import { h, formatNumber } from "./shared.js";
+
+function render({ model, el }) {
+  const figures = h("dl", { class: "mg-estimate-figures" });
+  const state = h("div", { class: "mg-muted", "aria-live": "polite" });
+  const reason = h("div", { class: "mg-estimate-reason", id: `mg-why-${Math.random().toString(36).slice(2, 8)}`, "aria-live": "polite" });
+  const button = h("button", { type: "button", class: "mg-button mg-button--primary mg-submit", "aria-describedby": reason.id }, "Submit");
+  const banner = h("div", { class: "mg-error", role: "alert" });
+  el.append(h("div", { class: "mg-root mg-card mg-stack mg-estimate" },
+    h("div", { class: "mg-title" }, "Estimate"), state, figures, h("div", { class: "mg-row" }, button, reason), banner));
+
+  let clicked = false; // until the kernel answers, a second click does nothing
+  button.addEventListener("click", () => {
+    if (clicked || button.disabled) return;
+    clicked = true;
+    button.disabled = true;
+    model.set("click", (crypto.randomUUID && crypto.randomUUID()) || `${Date.now()}-${Math.random()}`);
+    model.save_changes();
+  });
+
+  const row = (label, value, cls) => [h("dt", {}, label), h("dd", { class: cls }, value)];
+
+  const update = () => {
+    const est = model.get("estimate") || {};
+    const status = model.get("status");
+    state.textContent = { idle: "", estimating: "Estimating…", ready: "", error: "" }[status] ?? "";
+    figures.classList.toggle("mg-stale", status === "estimating");
+    figures.replaceChildren();
+    if (est.credits !== undefined) {
+      figures.append(
+        ...row("List price", `${formatNumber(est.credits)} credits`),
+        ...(est.discount_percent ? row("Discount", `${formatNumber(est.discount_percent)} %`) : []),
+        ...row("After discount", `${formatNumber(est.credits_after_discount)} credits`, "mg-estimate-price"),
+        ...(est.billable_duration_seconds != null ? row("Billed duration", `${formatNumber(est.billable_duration_seconds)} s`) : []),
+        ...row("Balance", `${formatNumber(est.balance)} credits`),
+        ...row("Allowed", est.allowed === false ? "no" : "yes", est.allowed === false ? "mg-bad" : "mg-ok"),
+        ...row("Affordable", est.can_afford === false ? "no" : "yes", est.can_afford === false ? "mg-bad" : "mg-ok"),
+      );
+    }
+    const why = model.get("blocked_reason");
+    const submitting = model.get("submitting");
+    reason.textContent = why;
+    clicked = submitting;
+    button.disabled = Boolean(why) || submitting;
+    button.textContent = submitting ? "Submitting…" : "Submit";
+    banner.textContent = model.get("error") || "";
+  };
+  update();
+  const events = "change:estimate change:status change:blocked_reason change:submitting change:error change:submitted_count";
+  model.on(events, update);
+  return () => model.off(events, update);
+}
+
+export default { render };

@@ -1,0 +1,79 @@
+// Gallery: one widget, many generations; media fetched only when a card scrolls into view.
+import { h, mediaFigure, formatNumber } from "./shared.js";
+
+function render({ model, el, experimental }) {
+  const uid = Math.random().toString(36).slice(2, 8);
+  const select = (name, label, options) => {
+    const node = h("select", { id: `mg-${uid}-${name}`, "aria-label": label },
+      ...options.map(([value, text]) => h("option", { value }, text)));
+    node.value = model.get(name);
+    node.addEventListener("change", () => { model.set(name, node.value); model.save_changes(); });
+    return node;
+  };
+  const kind = select("kind", "Filter by kind", [["", "All kinds"], ["image", "Images"], ["video", "Videos"], ["audio", "Audio"]]);
+  const status = select("status", "Filter by status", [["", "Any status"], ["completed", "Completed"], ["failed", "Failed"], ["pending", "Pending"]]);
+  const search = h("input", { type: "search", class: "mg-input", placeholder: "Search prompts…", "aria-label": "Search generations" });
+  search.value = model.get("query");
+  let timer = null;
+  search.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => { model.set("query", search.value); model.save_changes(); }, 150);
+  });
+  const count = h("span", { class: "mg-muted", "aria-live": "polite" });
+  const grid = h("div", { class: "mg-grid mg-gallery-grid", role: "list" });
+  const banner = h("div", { class: "mg-error", role: "alert" });
+  el.append(h("div", { class: "mg-root mg-card mg-stack mg-gallery" },
+    h("div", { class: "mg-row" }, h("span", { class: "mg-title" }, "Gallery"), kind, status, search, count), banner, grid));
+
+  const loaded = new Map(); // media key -> figure (disposed when its card goes away)
+  const observer = new IntersectionObserver((records) => {
+    for (const record of records) {
+      if (!record.isIntersecting) continue;
+      const slot = record.target;
+      observer.unobserve(slot);
+      const item = JSON.parse(slot.dataset.item);
+      const figure = mediaFigure(experimental, item, { caption: false });
+      loaded.set(slot, figure);
+      slot.replaceChildren(figure.node);
+    }
+  }, { rootMargin: "200px" });
+
+  const renderEntries = () => {
+    for (const [slot, figure] of loaded) { figure.dispose(); observer.unobserve(slot); }
+    loaded.clear();
+    const entries = model.get("entries") || [];
+    count.textContent = `${entries.length} of ${model.get("total")}`;
+    const cards = [];
+    for (const entry of entries) {
+      const tone = { completed: "ok", failed: "bad", pending: "warn" }[entry.status] || "";
+      const slots = entry.items.map((item) => {
+        const slot = h("div", { class: "mg-placeholder mg-gallery-slot", dataset: { item: JSON.stringify(item), kind: item.kind } },
+          `${item.kind}${item.width ? ` ${item.width}×${item.height}` : ""}`);
+        if (item.width && item.height) slot.style.aspectRatio = `${item.width} / ${item.height}`;
+        return slot;
+      });
+      cards.push(h("div", { class: "mg-card mg-stack mg-gallery-card", role: "listitem", dataset: { id: entry.id, status: entry.status } },
+        ...slots,
+        entry.error ? h("div", { class: "mg-error" }, `${entry.error.code}: ${entry.error.message}`) : null,
+        h("div", { class: "mg-row" }, h("span", { class: `mg-badge mg-badge--${tone}` }, entry.status),
+          h("strong", {}, entry.model),
+          entry.credits_charged != null ? h("span", { class: "mg-muted" }, `${formatNumber(entry.credits_charged)} cr`) : null),
+        h("div", { class: "mg-muted mg-gallery-prompt", title: entry.prompt }, entry.prompt)));
+      for (const slot of slots) observer.observe(slot);
+    }
+    grid.replaceChildren(...cards);
+  };
+  const renderError = () => { banner.textContent = model.get("error") || ""; };
+  renderEntries(); renderError();
+  model.on("change:entries change:total", renderEntries);
+  model.on("change:error", renderError);
+  return () => {
+    clearTimeout(timer);
+    observer.disconnect();
+    for (const figure of loaded.values()) figure.dispose();
+    model.off("change:entries change:total", renderEntries);
+    model.off("change:error", renderError);
+  };
+}
+
+export default { render };

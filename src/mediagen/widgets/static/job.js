@@ -1,0 +1,79 @@
+// Job card: status, elapsed time, credits, error, and inline players with actions.
+import { h, mediaFigure, formatNumber } from "./shared.js";
+
+function elapsed(gen) {
+  if (!gen.created_at) return "";
+  const start = Date.parse(gen.created_at);
+  const end = gen.completed_at ? Date.parse(gen.completed_at) : Date.now();
+  const seconds = Math.max(0, (end - start) / 1000);
+  return seconds < 60 ? `${seconds.toFixed(1)} s` : `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`;
+}
+
+function render({ model, el, experimental }) {
+  const header = h("div", { class: "mg-row" });
+  const facts = h("div", { class: "mg-row mg-muted" });
+  const error = h("div", { class: "mg-error", role: "alert" });
+  const media = h("div", { class: "mg-job-media" });
+  const notice = h("div", { class: "mg-muted", "aria-live": "polite" });
+  const root = h("div", { class: "mg-root mg-card mg-stack mg-job", "aria-live": "polite" }, header, facts, error, media, notice);
+  el.append(root);
+  let figures = [];
+  let mediaKey = "";
+
+  const renderText = () => {
+    const gen = model.get("generation") || {};
+    root.dataset.status = gen.status || "";
+    const tone = { completed: "ok", failed: "bad", pending: "warn" }[gen.status] || "";
+    header.replaceChildren(
+      h("span", { class: `mg-badge mg-badge--${tone} mg-job-status`, role: "status" }, gen.status || "?"),
+      h("strong", {}, gen.model || ""), h("span", { class: "mg-muted" }, gen.type || ""),
+      h("span", { class: "mg-muted mg-job-prompt", title: gen.prompt }, (gen.prompt || "").slice(0, 80)));
+    const reserved = model.get("reserved");
+    const credits = gen.status === "completed" ? `charged ${formatNumber(gen.credits_charged)} credits`
+      : gen.status === "failed" ? "nothing charged (reservation returned)"
+      : reserved != null ? `reserved ${formatNumber(reserved)} credits` : "credits reserved";
+    facts.replaceChildren(h("span", { class: "mg-job-elapsed" }, elapsed(gen)), h("span", { class: "mg-job-credits" }, credits),
+      h("code", { class: "mg-muted" }, gen.id || ""));
+    const err = gen.error;
+    error.textContent = err ? `${err.code}: ${err.message}` : model.get("error") || "";
+    notice.textContent = model.get("notice") || "";
+  };
+
+  const renderMedia = () => {
+    const items = model.get("items") || [];
+    const key = items.map((i) => i.key).join(",");
+    if (key === mediaKey) return;
+    mediaKey = key;
+    for (const f of figures) f.dispose();
+    figures = [];
+    const images = items.filter((i) => i.kind === "image").length;
+    media.className = "mg-job-media" + (images > 1 ? " mg-grid" : " mg-stack");
+    media.replaceChildren(...items.map((item, index) => {
+      const figure = mediaFigure(experimental, item);
+      figures.push(figure);
+      const act = (action) => () => model.send({ action, index });
+      return h("div", { class: "mg-stack mg-job-output", dataset: { index } }, figure.node,
+        h("div", { class: "mg-row" },
+          h("button", { type: "button", class: "mg-button mg-use-reference", onclick: act("reference"),
+            "aria-label": `Use output ${index + 1} as reference` }, "Use as reference"),
+          h("button", { type: "button", class: "mg-button mg-save", onclick: act("save"),
+            "aria-label": `Save output ${index + 1}` }, "Save")));
+    }));
+  };
+
+  const tick = setInterval(() => {
+    const gen = model.get("generation") || {};
+    if (gen.status === "pending") facts.querySelector(".mg-job-elapsed").textContent = elapsed(gen);
+  }, 500);
+  renderText(); renderMedia();
+  model.on("change:generation change:reserved change:error change:notice", renderText);
+  model.on("change:items", renderMedia);
+  return () => {
+    clearInterval(tick);
+    model.off("change:generation change:reserved change:error change:notice", renderText);
+    model.off("change:items", renderMedia);
+    for (const f of figures) f.dispose();
+  };
+}
+
+export default { render };

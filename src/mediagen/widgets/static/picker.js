@@ -1,0 +1,89 @@
+// Model picker: kind filter, search box and a keyboard-navigable list of models.
+import { h } from "./shared.js";
+
+const KINDS = [["", "All"], ["image", "Image"], ["video", "Video"], ["audio", "Audio"]];
+
+function render({ model, el }) {
+  const uid = Math.random().toString(36).slice(2, 8);
+  const kindGroup = h("div", { class: "mg-row", role: "radiogroup", "aria-label": "Media kind" });
+  const search = h("input", {
+    type: "search", class: "mg-input", placeholder: "Search models…",
+    "aria-label": "Search models", id: `mg-search-${uid}`,
+  });
+  const list = h("div", { class: "mg-picker-list", role: "listbox", tabindex: 0, "aria-label": "Models" });
+  const status = h("div", { class: "mg-muted mg-picker-status", "aria-live": "polite" });
+  el.append(h("div", { class: "mg-root mg-card mg-stack mg-picker" },
+    h("div", { class: "mg-title" }, "Model"), kindGroup, search, status, list));
+
+  const renderKinds = () => {
+    kindGroup.replaceChildren(...KINDS.map(([value, label]) => {
+      const checked = model.get("kind") === value;
+      return h("button", {
+        type: "button", role: "radio", class: "mg-button mg-chip" + (checked ? " mg-chip--on" : ""),
+        "aria-checked": checked ? "true" : "false", dataset: { kind: value },
+        onclick: () => { model.set("kind", value); model.save_changes(); },
+      }, label);
+    }));
+  };
+
+  const choose = (id) => { model.set("value", id); model.save_changes(); };
+
+  const renderList = () => {
+    const options = model.get("options") || [];
+    const value = model.get("value");
+    status.textContent = model.get("loading") ? "Loading catalog…" : `${options.length} models`;
+    list.replaceChildren(...options.map((item) => {
+      const selected = item.id === value;
+      const modes = item.modes.map((m) => m.name).join(", ");
+      return h("div", {
+        role: "option", class: "mg-picker-option" + (selected ? " mg-picker-option--on" : ""),
+        "aria-selected": selected ? "true" : "false", id: `mg-opt-${uid}-${item.id}`,
+        dataset: { model: item.id, type: item.type }, onclick: () => choose(item.id),
+      },
+        h("div", { class: "mg-row" }, h("strong", {}, item.name),
+          h("span", { class: "mg-badge" }, item.audio_kind || item.type),
+          item.price_summary ? h("span", { class: "mg-muted" }, item.price_summary) : null),
+        h("div", { class: "mg-muted mg-picker-detail" },
+          modes ? `Modes: ${modes}` : "", item.tiers.length ? ` · Tiers: ${item.tiers.join(", ")}` : ""),
+      );
+    }));
+    const active = list.querySelector(".mg-picker-option--on");
+    if (active) list.setAttribute("aria-activedescendant", active.id);
+  };
+
+  // Arrow keys move the selection; the list is one tab stop (listbox pattern).
+  list.addEventListener("keydown", (event) => {
+    const options = model.get("options") || [];
+    if (!options.length) return;
+    const index = options.findIndex((o) => o.id === model.get("value"));
+    let next = index;
+    if (event.key === "ArrowDown") next = Math.min(options.length - 1, index + 1);
+    else if (event.key === "ArrowUp") next = Math.max(0, index - 1);
+    else if (event.key === "Home") next = 0;
+    else if (event.key === "End") next = options.length - 1;
+    else return;
+    event.preventDefault();
+    choose(options[next].id);
+  });
+
+  let timer = null;
+  search.value = model.get("query");
+  search.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => { model.set("query", search.value); model.save_changes(); }, 120);
+  });
+  const syncQuery = () => { if (document.activeElement !== search) search.value = model.get("query"); };
+
+  renderKinds(); renderList();
+  model.on("change:kind", renderKinds);
+  model.on("change:options change:value change:loading", renderList);
+  model.on("change:query", syncQuery);
+  return () => {
+    clearTimeout(timer);
+    model.off("change:kind", renderKinds);
+    model.off("change:options change:value change:loading", renderList);
+    model.off("change:query", syncQuery);
+  };
+}
+
+export default { render };

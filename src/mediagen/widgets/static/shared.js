@@ -1,0 +1,117 @@
+// Helpers shared by every mediagen view (inlined into each view module by _assets.py).
+
+/** Create an element: h("div", {class: "mg-row", "aria-label": "x"}, child, "text"). */
+export function h(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith("on") && typeof value === "function") {
+      node.addEventListener(name.slice(2).toLowerCase(), value);
+    } else if (name === "dataset") {
+      Object.assign(node.dataset, value);
+    } else if (value === true) {
+      node.setAttribute(name, "");
+    } else {
+      node.setAttribute(name, String(value));
+    }
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+const MEDIA_TIMEOUT_MS = 120000;
+
+/**
+ * Ask the kernel for the bytes of media `key` (anywidget command "media") and return a Blob
+ * URL. The caller owns the URL and must revoke it (URL.revokeObjectURL) when done.
+ */
+export async function fetchMediaUrl(experimental, key, signal) {
+  const timeout = AbortSignal.timeout(MEDIA_TIMEOUT_MS);
+  const combined = signal && AbortSignal.any ? AbortSignal.any([signal, timeout]) : timeout;
+  const [meta, buffers] = await experimental.invoke("media", { key }, { signal: combined });
+  if (meta && meta.error) throw new Error(meta.error);
+  return URL.createObjectURL(new Blob(buffers, { type: meta.content_type }));
+}
+
+/** A player element for `item` ({kind, label, content_type}) whose src is set later. */
+export function mediaElement(item) {
+  const label = item.label || item.kind;
+  if (item.kind === "image") {
+    return h("img", { class: "mg-media mg-media--image", alt: label, decoding: "async" });
+  }
+  if (item.kind === "video") {
+    return h("video", {
+      class: "mg-media mg-media--video", controls: true, preload: "metadata",
+      playsinline: true, "aria-label": `Video: ${label}`,
+    });
+  }
+  if (item.kind === "audio") {
+    return h("audio", {
+      class: "mg-media mg-media--audio", controls: true, preload: "metadata",
+      "aria-label": `Audio: ${label}`,
+    });
+  }
+  return h("span", { class: "mg-muted" }, label);
+}
+
+/**
+ * Load `item` into a figure: placeholder first, then the element with a Blob URL.
+ * Returns {node, dispose}: dispose aborts a pending request and revokes the URL.
+ */
+export function mediaFigure(experimental, item, { caption = true } = {}) {
+  const controller = new AbortController();
+  let url = null;
+  const placeholder = h("div", { class: "mg-placeholder", role: "status" }, "Loading…");
+  if (item.width && item.height) placeholder.style.aspectRatio = `${item.width} / ${item.height}`;
+  const node = h("figure", { class: "mg-media-frame", style: "margin:0", dataset: { kind: item.kind, key: item.key } },
+    placeholder, caption ? h("figcaption", { class: "mg-media-caption" }, describeItem(item)) : null);
+  fetchMediaUrl(experimental, item.key, controller.signal).then(
+    (objectUrl) => {
+      if (controller.signal.aborted) { URL.revokeObjectURL(objectUrl); return; }
+      url = objectUrl;
+      const element = mediaElement(item);
+      element.src = url;
+      placeholder.replaceWith(element);
+    },
+    (err) => {
+      if (controller.signal.aborted) return;
+      placeholder.textContent = `Could not load media: ${err && err.message ? err.message : err}`;
+      placeholder.classList.add("mg-error");
+    },
+  );
+  return {
+    node,
+    dispose() {
+      controller.abort();
+      if (url) URL.revokeObjectURL(url);
+      url = null;
+    },
+  };
+}
+
+/** "1280×720 · 5 s · video/mp4" */
+export function describeItem(item) {
+  const parts = [];
+  if (item.label) parts.push(item.label);
+  if (item.width && item.height) parts.push(`${item.width}×${item.height}`);
+  if (item.duration_seconds) parts.push(`${formatNumber(item.duration_seconds)} s`);
+  return parts.join(" · ");
+}
+
+/** Numbers as stated (up to 2 decimals), never rounded into something else. */
+export function formatNumber(value) {
+  if (value === null || value === undefined || Number.isNaN(value)) return "–";
+  return Number(value).toLocaleString(undefined, { maximumFractionDigits: 2 });
+}
+
+/** Keep a view's error banner in sync with the model's `error` trait. */
+export function errorBanner(model) {
+  const node = h("div", { class: "mg-error", role: "alert" });
+  const update = () => { node.textContent = model.get("error") || ""; };
+  update();
+  model.on("change:error", update);
+  return { node, dispose: () => model.off("change:error", update) };
+}

@@ -1,0 +1,110 @@
+"""``studio()``: the model picker, form, live estimate, job cards, gallery and credit meter,
+composed in ipywidgets containers and wired together. Each part stays usable alone.
+
+Wiring: choosing a model loads the form; the form drives the estimate; a submission adds a job
+card; a finished job refreshes the credits, joins the gallery, and its outputs can be fed back
+into the form ("use as reference"). On start the studio re-attaches to generations still
+pending from before a kernel restart (the client's journal), so their cards pick up again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets
+
+from mediagen.widgets import _tasks
+from mediagen.widgets._service import Service, field
+from mediagen.widgets.credits import CreditMeter
+from mediagen.widgets.estimate import LiveEstimate
+from mediagen.widgets.form import RequestForm
+from mediagen.widgets.gallery import Gallery
+from mediagen.widgets.job import JobCard
+from mediagen.widgets.picker import ModelPicker
+
+
+class Studio(ipywidgets.VBox):
+    def __init__(
+        self,
+        client: Any = None,
+        *,
+        service: Service | None = None,
+        poll_interval: float = 1.0,
+        reattach: bool = True,
+        debounce: float = 0.3,
+    ) -> None:
+        self.service = service or Service(client, poll_interval=poll_interval)
+        self.meter = CreditMeter(self.service)
+        self.picker = ModelPicker()
+        self.form = RequestForm(uploader=self.service.upload)
+        self.estimate = LiveEstimate(self.service, self.form, debounce=debounce)
+        self.jobs = ipywidgets.VBox(layout=ipywidgets.Layout(gap="6px"))
+        self.gallery = Gallery(self.service)
+        self.cards: list[JobCard] = []
+        self.picker.layout = ipywidgets.Layout(
+            flex="1 1 280px", min_width="260px", max_width="420px"
+        )
+        right = ipywidgets.VBox(
+            [self.form, self.estimate],
+            layout=ipywidgets.Layout(flex="2 1 360px", min_width="320px"),
+        )
+        top = ipywidgets.HBox(
+            [self.picker, right], layout=ipywidgets.Layout(flex_flow="row wrap", gap="8px")
+        )
+        super().__init__(
+            [self.meter, top, self.jobs, self.gallery], layout=ipywidgets.Layout(gap="8px")
+        )
+        self.add_class("mg-studio")
+        self.picker.observe(self._on_model, names="value")
+        self.estimate.on_submitted(self._on_submitted)
+        self.ready = _tasks.spawn(self._start(reattach), reporter=self._start_failed)
+
+    async def _start(self, reattach: bool) -> None:
+        self.picker.loading = True
+        try:
+            self.picker.set_models(await self.service.models())
+        finally:
+            self.picker.loading = False
+        self.meter.refresh()
+        if reattach:
+            for generation in await self.service.pending_journal():
+                self.attach(generation)
+
+    def _start_failed(self, exc: BaseException) -> None:
+        self.picker.report(exc, context="Loading the catalog")
+
+    def _on_model(self, change: Any) -> None:
+        entry = self.picker.entry_for(change["new"])
+        if entry is not None:
+            with self.form.reporting("Loading the form"):
+                self.form.load(entry)
+
+    def _on_submitted(self, generation: Any, _request: dict, estimate: dict) -> None:
+        self.attach(generation, reserved=estimate.get("credits_after_discount"))
+
+    def attach(self, generation: Any, *, reserved: float | None = None) -> JobCard:
+        """Show a card for ``generation`` (newest first) and follow it until it ends."""
+        card = JobCard(self.service, generation, reserved=reserved)
+        card.on_finished(self._on_finished)
+        card.on_reference(self._use_reference)
+        self.cards.insert(0, card)
+        self.jobs.children = (card, *self.jobs.children)
+        return card
+
+    def _on_finished(self, generation: Any) -> None:
+        self.meter.generation_finished(generation)
+        _tasks.spawn(
+            self.gallery.add_with_outputs(generation),
+            reporter=lambda exc: self.gallery.report(exc, context="Gallery"),
+        )
+        if field(generation, "status") == "completed":
+            self.estimate.refresh()
+
+    def _use_reference(self, asset_id: str, label: str, kind: str) -> None:
+        self.form.add_reference(asset_id, label, kind)
+        self.form.use_reference(asset_id, kind)
+
+
+def studio(client: Any = None, **options: Any) -> Studio:
+    """A working studio in one cell: ``mediagen.studio()`` (key from ``MEDIAGEN_API_KEY``)."""
+    return Studio(client, **options)

@@ -1,0 +1,487 @@
+"""Read a model catalog entry: modes, fields, allowed values, defaults, ranges and prices.
+
+A ``Catalog`` wraps one entry of ``GET /v1/models`` (docs/wire-contract.md, "Model catalog
+entry"). Widgets build their forms from it; the client uses ``validate()`` to refuse a bad
+request before sending it (the same checks as the service's 422s, with the same ``details``
+shape), and ``estimate_query()`` to turn a submit body into the estimate endpoint's query, so
+the quote is for exactly the request that will be sent. Pure: no I/O, no pandas.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+ALWAYS_ACCEPTED = ("model", "mode", "idempotency_key", "project_id")
+DEFAULT_MODE = "default"
+
+
+def _loc(field: str) -> list[str]:
+    return ["body", field]
+
+
+def _problem(field: str, msg: str, kind: str) -> dict[str, Any]:
+    return {"loc": _loc(field), "msg": msg, "type": kind}
+
+
+def _present(request: Mapping[str, Any], name: str) -> bool:
+    value = request.get(name)
+    return value is not None and value != [] and value != ""
+
+
+def _fmt(values: Iterable[Any]) -> str:
+    return ", ".join(json.dumps(v) if isinstance(v, str) else str(v) for v in values)
+
+
+class Catalog:
+    """One model's catalog entry, read (``entry``: the JSON dict or a ``ModelInfo``)."""
+
+    def __init__(self, entry: Mapping[str, Any] | Any) -> None:
+        if not isinstance(entry, Mapping):
+            entry = getattr(entry, "raw", None) or entry.to_dict()
+        self.entry: dict[str, Any] = dict(entry)
+
+    def __repr__(self) -> str:
+        return f"Catalog({self.id!r}, modes={self.mode_ids!r})"
+
+    # --- basics ---------------------------------------------------------------------------
+
+    @property
+    def id(self) -> str:
+        return str(self.entry.get("id", ""))
+
+    @property
+    def type(self) -> str | None:
+        return self.entry.get("type")
+
+    @property
+    def audio_kind(self) -> str | None:
+        return self.entry.get("audio_kind")
+
+    @property
+    def parameters(self) -> dict[str, dict[str, Any]]:
+        return dict(self.entry.get("parameters") or {})
+
+    @property
+    def modes(self) -> list[dict[str, Any]]:
+        return [m for m in self.entry.get("modes") or [] if isinstance(m, Mapping)]
+
+    @property
+    def mode_ids(self) -> list[str]:
+        return [str(m.get("id")) for m in self.modes]
+
+    @property
+    def mode_required(self) -> bool:
+        return bool(self.entry.get("mode_required"))
+
+    @property
+    def tiers(self) -> list[dict[str, Any]]:
+        return list(self.entry.get("tiers") or [])
+
+    @property
+    def tier_ids(self) -> list[str]:
+        return [str(t.get("id")) for t in self.tiers if t.get("id") is not None]
+
+    @property
+    def voices(self) -> list[dict[str, Any]]:
+        return list(self.entry.get("voices") or [])
+
+    @property
+    def rules(self) -> list[dict[str, Any]]:
+        return [r for r in self.entry.get("rules") or [] if isinstance(r, Mapping)]
+
+    @property
+    def price_summary(self) -> str:
+        return str(self.entry.get("price_summary") or "")
+
+    @property
+    def plans(self) -> list[str] | None:
+        plans = self.entry.get("plans")
+        return None if plans is None else list(plans)
+
+    def mode(self, mode_id: str | None = None) -> dict[str, Any]:
+        """The mode ``mode_id`` (default: the only / first mode). KeyError if unknown."""
+        modes = self.modes
+        if mode_id is None:
+            if not modes:
+                return {"id": DEFAULT_MODE, "required": [], "optional": list(self.parameters)}
+            return dict(modes[0])
+        for mode in modes:
+            if mode.get("id") == mode_id:
+                return dict(mode)
+        raise KeyError(f"model {self.id!r} has no mode {mode_id!r} (modes: {_fmt(self.mode_ids)})")
+
+    def mode_for(self, request: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The mode a request runs in, or None when it names an unknown one / needs one."""
+        mode_id = request.get("mode")
+        if mode_id is None:
+            if self.mode_required and len(self.modes) > 1:
+                return None
+            return self.mode()
+        try:
+            return self.mode(mode_id)
+        except KeyError:
+            return None
+
+    def example_request(self, mode_id: str | None = None) -> dict[str, Any]:
+        examples = self.entry.get("example_request") or {}
+        if mode_id is None:
+            mode_id = next(iter(examples), None)
+        return dict(examples.get(mode_id) or {})
+
+    # --- fields ---------------------------------------------------------------------------
+
+    def fields(self, mode_id: str | None = None) -> dict[str, list[str]]:
+        mode = self.mode(mode_id)
+        return {
+            "required": list(mode.get("required") or []),
+            "optional": list(mode.get("optional") or []),
+        }
+
+    def accepted(self, mode_id: str | None = None) -> list[str]:
+        f = self.fields(mode_id)
+        return [*f["required"], *f["optional"], *ALWAYS_ACCEPTED]
+
+    def parameter(self, name: str) -> dict[str, Any]:
+        return dict(self.parameters.get(name) or {})
+
+    def defaults(self, mode_id: str | None = None) -> dict[str, Any]:
+        return dict(self.mode(mode_id).get("defaults") or {})
+
+    def max_counts(self, mode_id: str | None = None) -> dict[str, int]:
+        return dict(self.mode(mode_id).get("max_counts") or {})
+
+    def price(self, mode_id: str | None = None) -> dict[str, Any]:
+        return dict(self.mode(mode_id).get("price") or {})
+
+    def allowed(
+        self, field: str, mode_id: str | None = None, tier: str | None = None
+    ) -> list[Any] | None:
+        """Allowed values of ``field`` in a mode (for ``tier`` when they depend on it)."""
+        mode = self.mode(mode_id)
+        rule = (mode.get("allowed") or {}).get(field)
+        if isinstance(rule, Mapping) and "by_tier" in rule:
+            by_tier = rule["by_tier"] or {}
+            if tier is None:
+                tier = (mode.get("defaults") or {}).get("tier")
+            if tier is None or tier not in by_tier:
+                merged: list[Any] = []
+                for values in by_tier.values():
+                    merged.extend(v for v in values if v not in merged)
+                return merged
+            return list(by_tier[tier])
+        if isinstance(rule, list):
+            return list(rule)
+        enum = self.parameter(field).get("enum")
+        if field == "tier" and enum is None and self.tier_ids:
+            return self.tier_ids
+        if field == "voice_name" and self.voices:
+            return [v.get("name") for v in self.voices]
+        return list(enum) if enum is not None else None
+
+    def range(self, field: str, mode_id: str | None = None) -> tuple[Any, Any]:
+        """(minimum, maximum) of a numeric field (None where unbounded); the mode narrows it."""
+        schema = self.parameter(field)
+        low, high = schema.get("minimum"), schema.get("maximum")
+        narrowed = (self.mode(mode_id).get("ranges") or {}).get(field) or {}
+        if narrowed.get("minimum") is not None:
+            low = narrowed["minimum"] if low is None else max(low, narrowed["minimum"])
+        if narrowed.get("maximum") is not None:
+            high = narrowed["maximum"] if high is None else min(high, narrowed["maximum"])
+        return low, high
+
+    # --- validation -----------------------------------------------------------------------
+
+    def validate(self, request: Mapping[str, Any], kind: str | None = None) -> list[dict]:
+        """Problems of ``request`` for this model, as 422 ``details`` (empty: looks valid).
+
+        Mirrors the service's checks that need only the catalog: the mode, fields not in the
+        mode, missing required fields, types, enums and allowed values (per tier), numeric
+        ranges, list counts and the model's rules. The service stays the judge: passing here
+        does not promise a 200.
+        """
+        problems: list[dict[str, Any]] = []
+        if kind is not None and self.type and kind != self.type:
+            problems.append(
+                _problem(
+                    "model",
+                    f"model {self.id!r} makes {self.type}, not {kind}; "
+                    f"use the {self.type} endpoint",
+                    "model_type_mismatch",
+                )
+            )
+            return problems
+        mode_id = request.get("mode")
+        if mode_id is None and self.mode_required and len(self.modes) > 1:
+            problems.append(
+                _problem(
+                    "mode",
+                    f"required for model {self.id!r}; one of {_fmt(self.mode_ids)}",
+                    "missing",
+                )
+            )
+            return problems
+        if mode_id is not None and mode_id not in self.mode_ids:
+            problems.append(
+                _problem(
+                    "mode",
+                    f"model {self.id!r} has no mode {mode_id!r}; one of {_fmt(self.mode_ids)}",
+                    "enum",
+                )
+            )
+            return problems
+        mode = self.mode(mode_id)
+        mode_name = mode.get("id")
+        accepted = set(self.accepted(mode_name))
+        for name in request:
+            if name not in accepted and request.get(name) is not None:
+                allowed_fields = sorted(set(accepted) - set(ALWAYS_ACCEPTED))
+                problems.append(
+                    _problem(
+                        name,
+                        f"not accepted by mode {mode_name!r} of model {self.id!r} "
+                        f"(accepted: {', '.join(allowed_fields)})",
+                        "extra_forbidden_for_mode",
+                    )
+                )
+        for name in mode.get("required") or []:
+            if not _present(request, name):
+                problems.append(
+                    _problem(
+                        name, f"required by mode {mode_name!r} of model {self.id!r}", "missing"
+                    )
+                )
+        defaults = dict(mode.get("defaults") or {})
+        tier = request.get("tier") or defaults.get("tier")
+        for name, value in request.items():
+            if value is None or name in ("model", "mode", "idempotency_key"):
+                continue
+            if name not in accepted:
+                continue
+            problems.extend(self._check_value(name, value, mode, tier))
+        problems.extend(self._check_rules(request, defaults))
+        return problems
+
+    def _check_value(
+        self, name: str, value: Any, mode: Mapping[str, Any], tier: str | None
+    ) -> list[dict[str, Any]]:
+        schema = self.parameter(name)
+        kind = schema.get("type")
+        out: list[dict[str, Any]] = []
+        type_error = _type_problem(kind, value)
+        if type_error:
+            return [_problem(name, type_error, "type_error")]
+        max_length = schema.get("max_length")
+        if isinstance(value, str) and max_length is not None and len(value) > max_length:
+            out.append(_problem(name, f"at most {max_length} characters", "string_too_long"))
+        allowed = self.allowed(name, mode.get("id"), tier)
+        scalar = kind not in ("voice",) and not isinstance(value, (list, dict))
+        if allowed is not None and scalar and value not in allowed:
+            where = f" for tier {tier}" if _by_tier(mode, name) and tier else ""
+            out.append(_problem(name, f"must be one of {_fmt(allowed)}{where}", "enum"))
+        if kind == "voice" and self.voices:
+            names = {v.get("name") for v in self.voices} | {v.get("id") for v in self.voices}
+            if value not in names:
+                shown = [v.get("name") for v in self.voices]
+                out.append(_problem(name, f"unknown voice; one of {_fmt(shown)}", "enum"))
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            low, high = self.range(name, mode.get("id"))
+            if low is not None and value < low:
+                out.append(_problem(name, f"must be >= {low}", "greater_than_equal"))
+            if high is not None and value > high:
+                out.append(_problem(name, f"must be <= {high}", "less_than_equal"))
+            step = schema.get("multiple_of")
+            if step and value % step:
+                out.append(_problem(name, f"must be a multiple of {step}", "multiple_of"))
+        limit = (mode.get("max_counts") or {}).get(name)
+        if limit is not None and isinstance(value, list) and len(value) > limit:
+            out.append(_problem(name, f"at most {limit} items (got {len(value)})", "too_long"))
+        return out
+
+    def _check_rules(
+        self, request: Mapping[str, Any], defaults: Mapping[str, Any]
+    ) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for rule in self.rules:
+            kind = rule.get("kind")
+            names = list(rule.get("fields") or [])
+            if kind == "mutually_exclusive":
+                given = [n for n in names if _present(request, n)]
+                if len(given) > 1:
+                    out.append(
+                        _problem(
+                            given[1],
+                            f"cannot be combined with {', '.join(given[:1])} "
+                            f"(use only one of {', '.join(names)})",
+                            "mutually_exclusive",
+                        )
+                    )
+            elif kind == "one_of_required":
+                if names and not any(_present(request, n) for n in names):
+                    out.append(
+                        _problem(names[0], f"one of {', '.join(names)} is required", "missing")
+                    )
+            elif kind == "max_duration":
+                field = rule.get("field")
+                when = rule.get("when") or {}
+                if all(request.get(k, defaults.get(k)) == v for k, v in when.items()):
+                    value = request.get(field, defaults.get(field))
+                    maximum = rule.get("maximum")
+                    if isinstance(value, (int, float)) and maximum is not None and value > maximum:
+                        cond = ", ".join(f"{k}={v}" for k, v in when.items())
+                        out.append(
+                            _problem(
+                                str(field),
+                                f"must be <= {maximum}" + (f" when {cond}" if cond else ""),
+                                "less_than_equal",
+                            )
+                        )
+        return out
+
+    # --- pricing --------------------------------------------------------------------------
+
+    def estimate_query(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The estimate endpoint's query for a submit body (docs/wire-contract.md table)."""
+        r = {k: v for k, v in request.items() if v is not None}
+        kind = self.type
+        q: dict[str, Any] = {}
+        if "duration_seconds" in r:
+            q["duration_seconds"] = r["duration_seconds"]
+        elif "audio_duration_seconds" in r:
+            q["duration_seconds"] = r["audio_duration_seconds"]
+        elif isinstance(r.get("multi_prompt"), list) and r["multi_prompt"]:
+            total = sum(
+                float(p.get("duration") or 0) for p in r["multi_prompt"] if isinstance(p, Mapping)
+            )
+            if total > 0:
+                q["duration_seconds"] = _tidy(total)
+        elif "num_frames" in r:
+            fps = r.get("frames_per_second")
+            if fps is None:
+                mode = self.mode_for(r) or {}
+                fps = (mode.get("defaults") or {}).get("frames_per_second")
+            if fps:
+                q["duration_seconds"] = _tidy(float(r["num_frames"]) / float(fps))
+        if kind == "image":
+            if "quality" in r:
+                q["image_quality"] = r["quality"]
+            if "resolution" in r:
+                q["image_resolution"] = r["resolution"]
+            if "size" in r:
+                q["size"] = r["size"]
+            elif "aspect_ratio" in r:
+                q["size"] = r["aspect_ratio"]
+            if "generate_image_count" in r:
+                q["generation_count"] = r["generate_image_count"]
+        else:
+            if "tier" in r:
+                q["tier"] = r["tier"]
+            elif "resolution" in r:
+                q["tier"] = r["resolution"]
+            if "quality" in r:
+                q["quality"] = r["quality"]
+            if "sample_count" in r:
+                q["generation_count"] = r["sample_count"]
+        for name in ("variant", "generate_audio", "mode", "idempotency_key"):
+            if name in r:
+                q[name] = r[name]
+        text_length = 0
+        has_text = False
+        if isinstance(r.get("text"), str):
+            text_length += len(r["text"])
+            has_text = True
+        for segment in r.get("segments") or []:
+            if isinstance(segment, Mapping) and isinstance(segment.get("text"), str):
+                text_length += len(segment["text"])
+                has_text = True
+        if has_text:
+            q["text_length"] = text_length
+        if isinstance(r.get("reference_images"), list):
+            q["reference_image_count"] = len(r["reference_images"])
+        if "first_frame" in r:
+            q["first_frame_count"] = 1
+        params = {
+            name: r[name]
+            for name in self._priced_fields(r)
+            if name in r and name not in _MAPPED and name not in q
+        }
+        if params:
+            q["params"] = json.dumps(params, sort_keys=True, separators=(",", ":"))
+        return q
+
+    def _priced_fields(self, request: Mapping[str, Any]) -> list[str]:
+        mode = self.mode_for(request)
+        if mode is None:
+            return []
+        price = mode.get("price") or {}
+        names: list[str] = []
+        by = price.get("by")
+        if isinstance(by, str):
+            names.extend(by.split("|"))
+        names.extend((price.get("multipliers") or {}).keys())
+        if isinstance(price.get("duration_from"), str):  # an input file whose length is priced
+            names.append(price["duration_from"])
+        return names
+
+
+# request fields the estimate table maps to a named parameter (never repeated in ``params``)
+_MAPPED = frozenset(
+    {
+        "duration_seconds",
+        "audio_duration_seconds",
+        "multi_prompt",
+        "num_frames",
+        "frames_per_second",
+        "tier",
+        "resolution",
+        "quality",
+        "size",
+        "aspect_ratio",
+        "variant",
+        "generate_audio",
+        "mode",
+        "generate_image_count",
+        "sample_count",
+        "text",
+        "segments",
+        "reference_images",
+        "first_frame",
+        "idempotency_key",
+    }
+)
+
+
+def _tidy(value: float) -> float | int:
+    return int(value) if float(value).is_integer() else round(value, 6)
+
+
+def _by_tier(mode: Mapping[str, Any], field: str) -> bool:
+    rule = (mode.get("allowed") or {}).get(field)
+    return isinstance(rule, Mapping) and "by_tier" in rule
+
+
+def _type_problem(kind: str | None, value: Any) -> str | None:
+    if kind == "string" and not isinstance(value, str):
+        return "must be a string"
+    if kind == "integer" and (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or (isinstance(value, float) and not value.is_integer())
+    ):
+        return "must be an integer"
+    if kind == "number" and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        return "must be a number"
+    if kind == "boolean" and not isinstance(value, bool):
+        return "must be true or false"
+    if kind == "asset" and not isinstance(value, str):
+        return "must be an asset id (a string)"
+    if kind in ("asset_list", "string_list") and (
+        not isinstance(value, list) or not all(isinstance(v, str) for v in value)
+    ):
+        return "must be a list of strings"
+    return None
+
+
+def catalog_for(entry: Mapping[str, Any] | Any) -> Catalog:
+    return entry if isinstance(entry, Catalog) else Catalog(entry)

@@ -1,0 +1,85 @@
+"""The ``mediagen`` command.
+
+``mediagen lab [options]`` opens JupyterLab on the notebooks, connected to the sandbox it starts
+(or to the service named by ``MEDIAGEN_BASE_URL`` and ``MEDIAGEN_API_KEY``): see ``mediagen._lab``.
+
+``mediagen sandbox [--host] [--port] [--data-dir] [--speed]`` starts the local service. It runs
+``python -m mediagen_sandbox`` as a child process (``mediagen`` never imports
+``mediagen_sandbox``: they are two sides of one contract), passes its output through, and
+forwards Ctrl-C / SIGTERM so the server stops cleanly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import signal
+import subprocess
+import sys
+
+
+def _sandbox(args: argparse.Namespace) -> int:
+    if importlib.util.find_spec("mediagen_sandbox") is None:
+        print(
+            "mediagen sandbox needs the sandbox extra: pip install 'mediagen[sandbox]'",
+            file=sys.stderr,
+        )
+        return 1
+    cmd = [sys.executable, "-m", "mediagen_sandbox", "--host", args.host, "--port", str(args.port)]
+    if args.data_dir:
+        cmd += ["--data-dir", args.data_dir]
+    cmd += ["--speed", str(args.speed)]
+    child = subprocess.Popen(cmd)
+
+    def forward(signum, _frame):
+        if child.poll() is None:
+            child.send_signal(signum)
+
+    previous = signal.signal(signal.SIGTERM, forward)
+    try:
+        while True:
+            try:
+                return child.wait()
+            except KeyboardInterrupt:
+                # A terminal's Ctrl-C reaches the whole process group, so the child usually
+                # stops by itself; forward it only if it did not (a SIGINT sent to us alone).
+                try:
+                    return child.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    forward(signal.SIGINT, None)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mediagen", description="mediagen command line")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sandbox = sub.add_parser("sandbox", help="run the local media generation service")
+    sandbox.add_argument("--host", default="127.0.0.1")
+    sandbox.add_argument("--port", type=int, default=8765, help="0 picks a free port")
+    sandbox.add_argument("--data-dir", default=None, help="default: ~/.mediagen/sandbox")
+    sandbox.add_argument(
+        "--speed", type=float, default=1.0, help="latency multiplier; 0 = as fast as possible"
+    )
+    sandbox.set_defaults(func=_sandbox)
+    sub.add_parser(
+        "lab",
+        help="open JupyterLab on the notebooks with the sandbox running (mediagen lab --help)",
+        add_help=False,
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["lab"]:
+        # The lab command owns its options (and its --help); parse them there.
+        from mediagen._lab import main as lab_main
+
+        return lab_main(argv[1:])
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

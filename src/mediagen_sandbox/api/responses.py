@@ -1,0 +1,32 @@
+"""Fast JSON responses: handlers build dicts and return them pre-serialized.
+
+Returning a ``Response`` makes FastAPI skip ``response_model`` validation, which the route
+decorators keep only to document the shapes in ``/openapi.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import Response
+
+from ..asgi import TRACE_SCOPE_KEY
+
+
+def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    body = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
+    return Response(body, status_code=status, headers=headers, media_type="application/json")
+
+
+def error_response(
+    scope: dict,
+    status: int,
+    code: str,
+    message: str,
+    details: list | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    trace_id = scope.get(TRACE_SCOPE_KEY)
+    body = {"error": {"code": code, "message": message, "details": details, "trace_id": trace_id}}
+    return json_response(body, status, headers)

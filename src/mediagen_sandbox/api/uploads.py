@@ -1,0 +1,240 @@
+"""Uploads (`POST /v1/uploads`, then `PUT` to the signed URL) and signed output downloads.
+
+The PUT body is streamed to disk chunk by chunk (never held in memory, so a 1 GiB file costs a
+few KB of RAM), then probed in a worker thread to confirm it really is the declared media type.
+The `/files/...` URLs take no API key: the HMAC signature and its expiry are the credential.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from datetime import datetime, timezone
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import FileResponse
+from starlette.concurrency import run_in_threadpool
+
+from .. import media
+from ..context import SandboxContext
+from ..errors import APIError, conflict, error_responses, field_error, forbidden, not_found
+from ..schemas import UploadDone, UploadRequest, UploadTicket
+from ..store import iso, utcnow
+from ..submit import new_asset_id
+from .deps import authenticate, get_ctx
+from .parsing import body_doc, parse_body
+from .responses import json_response
+
+router = APIRouter()
+
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+CHUNK_FLUSH = 1 << 20
+
+
+def _media_of(content_type: str) -> str:
+    return content_type.split("/", 1)[0]
+
+
+def _safe_filename(name: str) -> str:
+    base = os.path.basename(name.replace("\\", "/"))
+    return _SAFE_NAME.sub("_", base)[:120] or "upload"
+
+
+@router.post(
+    "/v1/uploads",
+    response_model=UploadTicket,
+    responses=error_responses(401, 403, 422, 429),
+    openapi_extra=body_doc(UploadRequest),
+    summary="Register a reference file; returns a signed upload URL",
+)
+async def register_upload(request: Request):
+    who = authenticate(request)
+    ctx: SandboxContext = request.app.state.ctx
+    body = parse_body(UploadRequest, await request.body())
+    cfg = ctx.config.current
+    if body.size_bytes > cfg.max_upload_bytes:
+        raise field_error(
+            ["body", "size_bytes"],
+            f"the file is larger than the upload limit of {cfg.max_upload_bytes} bytes",
+            "less_than_equal",
+        )
+    asset_id = new_asset_id()
+    with ctx.store.write() as conn:
+        conn.execute(
+            "INSERT INTO assets(id, org_id, member_id, media, content_type, filename, size_bytes,"
+            " status, source, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 'upload', ?)",
+            (
+                asset_id,
+                who.org_id,
+                who.member_id,
+                _media_of(body.content_type),
+                body.content_type,
+                _safe_filename(body.filename),
+                body.size_bytes,
+                iso(utcnow()),
+            ),
+        )
+    url, expires = ctx.signer.upload_url(ctx.base_url, asset_id, cfg.upload_url_ttl_seconds)
+    return json_response(
+        {
+            "asset_id": asset_id,
+            "upload_url": url,
+            "required_headers": {
+                "Content-Type": body.content_type,
+                "Content-Length": str(body.size_bytes),
+            },
+            "expires_at": iso(datetime.fromtimestamp(expires, timezone.utc)),
+            "media_type": _media_of(body.content_type),
+            "status": "pending",
+        }
+    )
+
+
+def _check_signature(ctx: SandboxContext, purpose: str, asset_id: str, name: str, expires, sig):
+    if expires is None or sig is None:
+        raise forbidden("This URL is not signed (expires and sig are required).")
+    problem = ctx.signer.check(purpose, asset_id, name, expires, sig)
+    if problem == "expired":
+        what = "upload URL" if purpose == "upload" else "download URL"
+        raise forbidden(f"The {what} expired; request a new one.")
+    if problem:
+        raise forbidden("The URL signature is not valid.")
+
+
+@router.put(
+    "/files/upload/{asset_id}",
+    response_model=UploadDone,
+    responses=error_responses(403, 404, 409, 422),
+    summary="Send an upload's bytes (signed URL; no API key)",
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}
+            },
+        }
+    },
+)
+async def put_upload(
+    asset_id: str,
+    request: Request,
+    ctx: Annotated[SandboxContext, Depends(get_ctx)],
+    expires: Annotated[str | None, Query()] = None,
+    sig: Annotated[str | None, Query()] = None,
+):
+    _check_signature(ctx, "upload", asset_id, "", expires, sig)
+    row = ctx.store.query_one(
+        "SELECT content_type, size_bytes, status FROM assets WHERE id = ?", (asset_id,)
+    )
+    if row is None:
+        raise not_found(f"Asset {asset_id} not found.")
+    if row["status"] == "ready":
+        raise conflict(f"Asset {asset_id} already has its bytes.")
+    expected_type, expected_size = row["content_type"], row["size_bytes"]
+    sent_type = request.headers.get("content-type")
+    if sent_type is None:
+        raise field_error(
+            ["header", "Content-Type"], f"required: send Content-Type: {expected_type}", "missing"
+        )
+    if sent_type.strip().lower() != expected_type:
+        raise field_error(
+            ["header", "Content-Type"],
+            f"must be {expected_type} as registered (got {sent_type})",
+            "content_type_mismatch",
+        )
+    sent_length = request.headers.get("content-length")
+    if sent_length is None:
+        raise field_error(
+            ["header", "Content-Length"],
+            f"required: send Content-Length: {expected_size}",
+            "missing",
+        )
+    if not sent_length.isdigit() or int(sent_length) != expected_size:
+        limit = ctx.config.current.max_upload_bytes
+        too_big = sent_length.isdigit() and int(sent_length) > limit
+        msg = (
+            f"the body is larger than the upload limit of {limit} bytes"
+            if too_big
+            else f"must equal the registered size {expected_size} (got {sent_length})"
+        )
+        raise field_error(["header", "Content-Length"], msg, "size_mismatch")
+
+    ext = media.extension_for(expected_type)
+    final_path = ctx.data_dir / "assets" / f"{asset_id}{ext}"
+    part_path = final_path.with_name(final_path.name + f".part{os.getpid()}")
+    received = await _stream_to_file(request, part_path, expected_size)
+    if received != expected_size:
+        part_path.unlink(missing_ok=True)
+        raise field_error(
+            ["body"],
+            f"received {received} bytes but {expected_size} were registered",
+            "size_mismatch",
+        )
+    try:
+        probe = await run_in_threadpool(media.probe, str(part_path), expected_type)
+    except ValueError as exc:
+        part_path.unlink(missing_ok=True)
+        raise field_error(
+            ["body"], f"the bytes are not a valid {expected_type}: {exc}", "media_invalid"
+        ) from None
+    os.replace(part_path, final_path)
+    with ctx.store.write() as conn:
+        conn.execute(
+            "UPDATE assets SET status = 'ready', path = ?, width = ?, height = ?, "
+            "duration_seconds = ? WHERE id = ?",
+            (str(final_path), probe.width, probe.height, probe.duration_seconds, asset_id),
+        )
+    return json_response({"asset_id": asset_id, "status": "ready", "size_bytes": received})
+
+
+async def _stream_to_file(request: Request, path, limit: int) -> int:
+    """Write the body to ``path`` as it arrives; stops counting past ``limit``."""
+    received = 0
+    pending: list[bytes] = []
+    pending_size = 0
+    loop = asyncio.get_running_loop()
+    fh = await run_in_threadpool(open, path, "wb")
+    try:
+        async for chunk in request.stream():
+            received += len(chunk)
+            if received > limit:
+                break
+            pending.append(chunk)
+            pending_size += len(chunk)
+            if pending_size >= CHUNK_FLUSH:
+                data = b"".join(pending)
+                pending, pending_size = [], 0
+                await loop.run_in_executor(None, fh.write, data)
+        if pending:
+            await loop.run_in_executor(None, fh.write, b"".join(pending))
+    finally:
+        await run_in_threadpool(fh.close)
+    return received
+
+
+@router.get(
+    "/files/{asset_id}/{filename}",
+    responses={
+        **error_responses(403, 404, 422),
+        200: {"content": {"application/octet-stream": {}}},
+    },
+    summary="Download an output (signed, expiring URL; no API key)",
+)
+async def get_file(
+    asset_id: str,
+    filename: str,
+    ctx: Annotated[SandboxContext, Depends(get_ctx)],
+    expires: Annotated[str | None, Query()] = None,
+    sig: Annotated[str | None, Query()] = None,
+):
+    _check_signature(ctx, "output", asset_id, filename, expires, sig)
+    row = ctx.store.query_one(
+        "SELECT path, content_type, filename, status FROM assets WHERE id = ?", (asset_id,)
+    )
+    if row is None or row["status"] != "ready" or row["filename"] != filename:
+        raise not_found(f"File {asset_id}/{filename} not found.")
+    if not await run_in_threadpool(os.path.exists, row["path"]):
+        raise APIError(404, "not_found", f"File {asset_id}/{filename} is no longer stored.")
+    return FileResponse(row["path"], media_type=row["content_type"], filename=filename)

@@ -1,0 +1,103 @@
+"""Everything a request handler needs, built once per server: store, runner, settings, secrets.
+
+The data directory holds ``sandbox.db`` (SQLite, WAL), ``assets/`` (uploaded and generated
+files) and three 0600 secret files: ``url_secret`` (signs upload/output URLs),
+``admin_token`` and ``bootstrap_key`` (the plaintext of the one ready-made API key printed at
+startup, so it stays the same across restarts; the database keeps only its hash).
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+import random
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import accounts, ledger
+from .config import ConfigHolder, RuntimeConfig
+from .jobs import JobRunner
+from .ratelimit import RateLimiter
+from .signing import URLSigner
+from .store import Store, to_cents
+
+BOOTSTRAP_ORG = "org_bootstrap"
+BOOTSTRAP_MEMBER = "mem_bootstrap"
+BOOTSTRAP_BALANCE = 10_000.0
+
+
+def default_data_dir() -> Path:
+    return Path(os.path.expanduser("~/.mediagen/sandbox"))
+
+
+def _secret_file(path: Path, make: callable) -> str:
+    """Read a secret file, or create it with mode 0600."""
+    if path.exists():
+        return path.read_text().strip()
+    value = make()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(value + "\n")
+    return value
+
+
+@dataclass
+class SandboxContext:
+    data_dir: Path
+    store: Store
+    config: ConfigHolder
+    signer: URLSigner
+    runner: JobRunner
+    admin_token: str
+    bootstrap_key: str
+    limiter: RateLimiter = field(default_factory=RateLimiter)
+    rng: random.Random = field(default_factory=random.Random)
+    base_url: str = "http://127.0.0.1:8765"
+
+    @classmethod
+    def open(cls, data_dir: Path, config: RuntimeConfig, workers: int = 2) -> SandboxContext:
+        data_dir = Path(data_dir).expanduser().resolve()
+        (data_dir / "assets").mkdir(parents=True, exist_ok=True)
+        store = Store(data_dir / "sandbox.db")
+        url_secret = _secret_file(data_dir / "url_secret", lambda: secrets.token_hex(32))
+        admin_token = _secret_file(
+            data_dir / "admin_token", lambda: "mgadm_" + secrets.token_urlsafe(24)
+        )
+        bootstrap_key = _secret_file(data_dir / "bootstrap_key", accounts.new_api_key)
+        _ensure_bootstrap_tenant(store, bootstrap_key)
+        return cls(
+            data_dir=data_dir,
+            store=store,
+            config=ConfigHolder(config),
+            signer=URLSigner(url_secret.encode()),
+            runner=JobRunner(store, workers=workers),
+            admin_token=admin_token,
+            bootstrap_key=bootstrap_key,
+        )
+
+    def is_admin_token(self, token: str) -> bool:
+        return hmac.compare_digest(token.encode(), self.admin_token.encode())
+
+    def is_api_key(self, token: str) -> bool:
+        state, _ = accounts.lookup_key(self.store, token)
+        return state == accounts.KeyState.VALID
+
+    def output_url(self, asset_id: str, filename: str) -> str:
+        ttl = self.config.current.output_url_ttl_seconds
+        return self.signer.output_url(self.base_url, asset_id, filename, ttl)
+
+
+def _ensure_bootstrap_tenant(store: Store, api_key: str) -> None:
+    """The ready-made organization, member and key printed at startup (idempotent)."""
+    with store.write() as conn:
+        if conn.execute("SELECT 1 FROM orgs WHERE id = ?", (BOOTSTRAP_ORG,)).fetchone() is None:
+            accounts.create_org(conn, "Sandbox", "pro", 0.0, BOOTSTRAP_ORG)
+            ledger.grant(conn, BOOTSTRAP_ORG, to_cents(BOOTSTRAP_BALANCE), note="initial grant")
+            accounts.create_member(conn, BOOTSTRAP_ORG, "Sandbox owner", None, BOOTSTRAP_MEMBER)
+        key_hash = accounts.hash_key(api_key)
+        if conn.execute("SELECT 1 FROM api_keys WHERE key_hash = ?", (key_hash,)).fetchone():
+            return
+        accounts.create_key(
+            conn, BOOTSTRAP_MEMBER, BOOTSTRAP_ORG, "bootstrap", None, api_key=api_key
+        )

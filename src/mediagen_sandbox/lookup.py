@@ -1,0 +1,149 @@
+"""What the catalog's validation may ask the server: assets and source generations.
+
+Both are scoped to the caller's organization: another organization's asset id or generation id
+is simply unknown. The catalog's example placeholders (``asset_example_image``,
+``generation_example_video``, ...) are sample media every organization can use, so each
+``example_request`` is accepted exactly as the catalog shows it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+from .catalog import ASSET_PLACEHOLDER_PREFIX, GENERATION_PLACEHOLDER, AssetRef, SourceGeneration
+from .media import extension_for, probe, render
+from .media.spec import OutputSpec
+from .store import Store
+
+SAMPLES = {
+    "image": OutputSpec(
+        media="image", content_type="image/png", width=640, height=480, text="sample"
+    ),
+    "video": OutputSpec(
+        media="video", content_type="video/mp4", width=320, height=180, duration_seconds=2.0,
+        with_audio=True, text="sample",
+    ),
+    "audio": OutputSpec(
+        media="audio", content_type="audio/wav", duration_seconds=3.0, audio_kind="music"
+    ),
+}  # fmt: skip
+_samples_lock = threading.Lock()
+
+
+def sample_asset(data_dir: Path, asset_id: str) -> AssetRef | None:
+    """The sample behind an example placeholder (rendered once per data dir), or None."""
+    media = asset_id[len(ASSET_PLACEHOLDER_PREFIX) :].split("_")[0]
+    spec = SAMPLES.get(media)
+    if spec is None:
+        return None
+    variant = asset_id[len(ASSET_PLACEHOLDER_PREFIX) + len(media) :].strip("_") or "1"
+    path = data_dir / "samples" / f"{media}-{variant}{extension_for(spec.content_type)}"
+    with _samples_lock:
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            render(spec if variant == "1" else _variant(spec, variant), str(path))
+    found = probe(str(path), spec.content_type)
+    return AssetRef(
+        asset_id=asset_id,
+        media=media,
+        ready=True,
+        path=str(path),
+        content_type=found.content_type,
+        width=found.width,
+        height=found.height,
+        duration_seconds=found.duration_seconds,
+    )
+
+
+def _variant(spec: OutputSpec, variant: str) -> OutputSpec:
+    import dataclasses
+
+    return dataclasses.replace(spec, text=f"sample {variant}", seed=len(variant) * 7919)
+
+
+class OrgLookup:
+    def __init__(self, store: Store, org_id: str) -> None:
+        self.store = store
+        self.org_id = org_id
+
+    @property
+    def data_dir(self) -> Path:
+        return Path(self.store.path).parent
+
+    def asset(self, asset_id: str) -> AssetRef | None:
+        if not isinstance(asset_id, str):
+            return None
+        if asset_id.startswith(ASSET_PLACEHOLDER_PREFIX):
+            return sample_asset(self.data_dir, asset_id)
+        row = self.store.query_one(
+            "SELECT id, media, status, path, content_type, width, height, duration_seconds "
+            "FROM assets WHERE id = ? AND org_id = ?",
+            (asset_id, self.org_id),
+        )
+        if row is None:
+            return None
+        ready = row["status"] == "ready"
+        return AssetRef(
+            asset_id=row["id"],
+            media=row["media"],
+            ready=ready,
+            path=row["path"] if ready else None,
+            content_type=row["content_type"],
+            width=row["width"],
+            height=row["height"],
+            duration_seconds=row["duration_seconds"],
+        )
+
+    def generation(self, generation_id: str) -> SourceGeneration | None:
+        if not isinstance(generation_id, str):
+            return None
+        if generation_id == GENERATION_PLACEHOLDER:
+            video = sample_asset(self.data_dir, ASSET_PLACEHOLDER_PREFIX + "video")
+            return SourceGeneration(
+                id=generation_id,
+                type="video",
+                status="completed",
+                model="vidra-2",
+                duration_seconds=video.duration_seconds,
+                width=video.width,
+                height=video.height,
+                output_paths=[video.path],
+            )
+        row = self.store.query_one(
+            "SELECT id, type, status, model, outputs_json FROM generations "
+            "WHERE id = ? AND org_id = ?",
+            (generation_id, self.org_id),
+        )
+        if row is None:
+            return None
+        outputs = json.loads(row["outputs_json"]) if row["outputs_json"] else []
+        paths: list[str] = []
+        duration = width = height = None
+        for out in outputs:
+            asset = self.store.query_one("SELECT path FROM assets WHERE id = ?", (out["asset_id"],))
+            if asset and asset["path"]:
+                paths.append(asset["path"])
+        if outputs:
+            duration = outputs[0].get("duration_seconds")
+            width = outputs[0].get("width")
+            height = outputs[0].get("height")
+        return SourceGeneration(
+            id=row["id"],
+            type=row["type"],
+            status=row["status"],
+            model=row["model"],
+            duration_seconds=duration,
+            width=width,
+            height=height,
+            output_paths=paths,
+        )
+
+    def interaction(self, interaction_id: str) -> SourceGeneration | None:
+        row = self.store.query_one(
+            "SELECT id FROM generations WHERE org_id = ? AND status = 'completed' "
+            "AND json_extract(result_meta_json, '$.interaction_id') = ?",
+            (self.org_id, interaction_id),
+        )
+        return self.generation(row["id"]) if row is not None else None

@@ -1,0 +1,110 @@
+"""Run the sandbox: open the data dir, bind the port, print the ready lines, serve until stopped.
+
+When ready it prints exactly (then flushes)::
+
+    MEDIAGEN_BASE_URL=http://127.0.0.1:PORT
+    MEDIAGEN_API_KEY=...
+    MEDIAGEN_SANDBOX_ADMIN_TOKEN=...
+
+``--port 0`` binds a free port and prints the real one. SIGINT/SIGTERM stop it cleanly (the
+job runner stops; pending generations are resumed on the next start).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+import socket
+import sys
+from pathlib import Path
+
+import uvicorn
+
+from .app import create_app
+from .config import RuntimeConfig
+from .context import SandboxContext, default_data_dir
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m mediagen_sandbox", description="Run the local media generation service."
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8765, help="0 picks a free port")
+    parser.add_argument("--data-dir", type=Path, default=None, help="default: ~/.mediagen/sandbox")
+    parser.add_argument(
+        "--speed", type=float, default=1.0, help="latency multiplier; 0 = as fast as possible"
+    )
+    parser.add_argument("--workers", type=int, default=2, help="render processes (max 2)")
+    parser.add_argument("--log-level", default="warning")
+    return parser.parse_args(argv)
+
+
+class _Server(uvicorn.Server):
+    """Prints the ready lines once uvicorn is really listening."""
+
+    def __init__(self, config: uvicorn.Config, ctx: SandboxContext) -> None:
+        super().__init__(config)
+        self.ctx = ctx
+
+    @contextlib.contextmanager
+    def capture_signals(self):
+        """SIGINT/SIGTERM start a graceful shutdown; unlike uvicorn's own version the signal is
+        not re-raised afterwards, so a stop by Ctrl-C or SIGTERM exits with status 0."""
+        handled = (signal.SIGINT, signal.SIGTERM)
+        originals = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+        try:
+            yield
+        finally:
+            for sig, handler in originals.items():
+                signal.signal(sig, handler)
+
+    async def startup(self, sockets=None) -> None:
+        await super().startup(sockets=sockets)
+        if self.should_exit:
+            return
+        sys.stdout.write(
+            f"MEDIAGEN_BASE_URL={self.ctx.base_url}\n"
+            f"MEDIAGEN_API_KEY={self.ctx.bootstrap_key}\n"
+            f"MEDIAGEN_SANDBOX_ADMIN_TOKEN={self.ctx.admin_token}\n"
+        )
+        sys.stdout.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.speed < 0:
+        print("--speed must be >= 0", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s %(message)s")
+    data_dir = args.data_dir or default_data_dir()
+    ctx = SandboxContext.open(
+        data_dir, RuntimeConfig(speed=args.speed), workers=max(1, min(args.workers, 2))
+    )
+    sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Accepted connections inherit it: without it small responses wait on delayed ACKs.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    try:
+        sock.bind((args.host, args.port))
+    except OSError as exc:
+        print(f"cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return 1
+    port = sock.getsockname()[1]
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    ctx.base_url = f"http://{host}:{port}"
+    app = create_app(ctx)
+    config = uvicorn.Config(
+        app,
+        log_level=args.log_level,
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=5,
+    )
+    server = _Server(config, ctx)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(server.serve(sockets=[sock]))
+    return 0

@@ -1,0 +1,36 @@
+"""429 rate_limited per key, with Retry-After; polling counts against the limit."""
+
+from __future__ import annotations
+
+import httpx
+from sandbox_helpers import assert_error, client
+
+
+def test_rate_limit_per_key_with_retry_after(sandbox, tenant, tenant_factory):
+    other = tenant_factory()
+    limited = sandbox.admin.config_changed(rate_limit_per_second=0.2, rate_limit_burst=3)
+    with limited, client(sandbox, tenant) as c, client(sandbox, other) as c2:
+        statuses = [c.get("/v1/credits").status_code for _ in range(3)]
+        assert statuses == [200, 200, 200]
+        r = c.get("/v1/generations")  # polling counts too
+        error = assert_error(r, 429, "rate_limited")
+        retry_after = r.headers["retry-after"]
+        assert retry_after.isdigit()
+        assert int(retry_after) >= 1
+        assert f"{retry_after} seconds" in error["message"]
+        # Per key: another key still gets through.
+        assert c2.get("/v1/credits").status_code == 200
+
+
+def test_rate_limit_applies_to_unknown_generation_polls(sandbox, tenant):
+    limited = sandbox.admin.config_changed(rate_limit_per_second=0.1, rate_limit_burst=1)
+    with limited, client(sandbox, tenant) as c:
+        url = "/v1/generations/00000000-0000-4000-8000-000000000000"
+        assert c.get(url).status_code == 404
+        assert_error(c.get(url), 429, "rate_limited")
+
+
+def test_signed_file_urls_are_not_rate_limited_by_key(sandbox, tenant):
+    with sandbox.admin.config_changed(rate_limit_per_second=0.1, rate_limit_burst=1):
+        r = httpx.get(f"{sandbox.base_url}/files/asset_x/y.png?expires=1&sig=0")
+    assert_error(r, 403, "forbidden")

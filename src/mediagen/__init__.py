@@ -1,3 +1,35 @@
-"""mediagen: a JupyterLab toolkit for a paid media generation service."""
+"""mediagen: a JupyterLab toolkit for a paid media generation service.
+
+Everything a script needs is here, flat: ``mediagen.Client`` / ``mediagen.AsyncClient``, the
+models (``Generation``, ``GenerationOutput``, ``Estimate``, ``Credits``, ``ModelInfo``,
+``Asset``) and the exceptions (``APIError`` and one subclass per status of the spec). Importing
+it loads the client (httpx) only: widgets, history (pandas) and the IPython extension are
+imported when used, so ``import mediagen`` stays fast in a plain script.
+"""
+
+from mediagen.client import *  # noqa: F403 - the flat public namespace is the client's
+from mediagen.client import __all__ as _client_all
 
 __version__ = "0.1.0"
+
+__all__ = [*_client_all, "__version__", "studio"]
+
+
+def studio(client=None, **options):
+    """The whole studio in one cell (imports the widgets on first use)."""
+    from mediagen.widgets import studio as _studio
+
+    return _studio(client, **options)
+
+
+def load_ipython_extension(ipython):
+    """``%load_ext mediagen``: the magics and display formatters (see ``mediagen.extension``)."""
+    from mediagen.extension import load_ipython_extension as _load
+
+    _load(ipython)
+
+
+def unload_ipython_extension(ipython):
+    from mediagen.extension import unload_ipython_extension as _unload
+
+    _unload(ipython)

@@ -1,0 +1,104 @@
+"""What the magics need from the client, in one place.
+
+The magics speak to ``mediagen.Client`` only through these functions, so a change in the
+client's surface is one edit here. Fields are read with ``field()``, which accepts the client's
+typed models and plain dicts alike (the API is additive-only; unknown fields never matter here).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+KIND_RESOURCES = {"image": "images", "video": "videos", "audio": "audio"}
+
+
+def field(obj: Any, name: str, default: Any = None) -> Any:
+    """``obj.name`` or ``obj[name]``: one accessor for models and dicts."""
+    if obj is None:
+        return default
+    if isinstance(obj, Mapping):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def as_dict(obj: Any) -> dict[str, Any]:
+    """A catalog entry (or any client model) as the plain JSON dict the service sent."""
+    if isinstance(obj, Mapping):
+        return dict(obj)
+    for attribute in ("raw", "_raw", "data", "json"):
+        value = getattr(obj, attribute, None)
+        if isinstance(value, Mapping):
+            return dict(value)
+    for method in ("to_dict", "model_dump", "dict"):
+        function = getattr(obj, method, None)
+        if callable(function):
+            value = function()
+            if isinstance(value, Mapping):
+                return dict(value)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return dataclasses.asdict(obj)
+    return dict(vars(obj))
+
+
+def list_models(client: Any, kind: str | None = None) -> list[dict[str, Any]]:
+    """Catalog entries (as dicts) of ``kind``, or all of them."""
+    models = client.models.list(type=kind) if kind else client.models.list()
+    entries = [as_dict(m) for m in models]
+    return [e for e in entries if kind is None or e.get("type") == kind]
+
+
+def estimate(client: Any, request: Mapping[str, Any]) -> Any:
+    """The service's quote for exactly this request (same pricing as the charge)."""
+    models = client.models
+    for name in ("estimate_request", "estimate_for"):
+        helper = getattr(models, name, None)
+        if callable(helper):
+            return helper(dict(request))
+    raise RuntimeError("the client has no models.estimate_request(request)")
+
+
+def new_idempotency_key() -> str:
+    """One key per cell run: a retry of this submit can never charge twice."""
+    return f"magic-{uuid.uuid4().hex}"
+
+
+def submit(client: Any, kind: str, request: Mapping[str, Any], idempotency_key: str) -> Any:
+    """Submit ``request`` to the endpoint of ``kind``; returns the pending Generation."""
+    resource = getattr(client, KIND_RESOURCES[kind])
+    return resource.create(**{**request, "idempotency_key": idempotency_key})
+
+
+def wait(
+    client: Any,
+    generation: Any,
+    *,
+    on_poll: Callable[[Any], None],
+    timeout: float | None,
+    poll_interval: float | None = None,
+) -> Any:
+    """Block until ``generation`` is terminal, calling ``on_poll`` with each polled state."""
+    extra: dict[str, Any] = {}
+    if poll_interval is not None:
+        extra["poll_interval"] = poll_interval
+    return client.generations.wait(generation, timeout=timeout, progress=on_poll, **extra)
+
+
+def get_generation(client: Any, generation_id: str) -> Any:
+    return client.generations.get(generation_id)
+
+
+def upload(client: Any, path: str) -> str:
+    """Upload a local file; returns its asset id."""
+    asset = client.uploads.upload(path)
+    return str(field(asset, "asset_id") or field(asset, "id"))
+
+
+def credits(client: Any) -> Any:
+    return client.credits.get()
+
+
+def is_terminal(generation: Any) -> bool:
+    return field(generation, "status") in ("completed", "failed")

@@ -1,0 +1,266 @@
+"""What the magics show: small objects with a text and an HTML repr.
+
+Text reprs make the magics readable in a terminal IPython and in tests; HTML reprs look native in
+JupyterLab (JupyterLab CSS variables with fallbacks) and survive in a saved notebook. Prices are
+shown as the service states them (credits, the discount, the after-discount price), never
+re-rounded. Also: fallback HTML renderers that the extension registers as display formatters
+for client models that have no ``_repr_html_`` of their own.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from mediagen._magics_client import field
+
+_BOX = (
+    "font-family: var(--jp-ui-font-family, sans-serif); font-size: var(--jp-ui-font-size1, 13px);"
+    " color: var(--jp-ui-font-color1, inherit); border-left: 3px solid {color};"
+    " padding: 2px 8px; margin: 2px 0"
+)
+_COLORS = {
+    "info": "var(--jp-brand-color1, #1976d2)",
+    "ok": "var(--jp-success-color1, #388e3c)",
+    "warn": "var(--jp-warn-color1, #f57c00)",
+    "error": "var(--jp-error-color1, #d32f2f)",
+}
+
+
+def credits_text(value: Any) -> str:
+    """A credit amount as the service states it: ``36``, ``36.5``, ``12.34`` (no re-rounding)."""
+    if value is None:
+        return "?"
+    number = float(value)
+    return str(int(number)) if number.is_integer() else repr(number)
+
+
+class Notice:
+    """A one-paragraph message (info, ok, warn, error) for the user."""
+
+    def __init__(self, text: str, level: str = "info") -> None:
+        self.text = text
+        self.level = level
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        style = _BOX.format(color=_COLORS.get(self.level, _COLORS["info"]))
+        body = html.escape(self.text).replace("\n", "<br>")
+        return f'<div class="mediagen-notice mediagen-{self.level}" style="{style}">{body}</div>'
+
+
+def _settings(request: Mapping[str, Any], text_field: str) -> list[tuple[str, Any]]:
+    skip = {"model", "mode", text_field, "idempotency_key"}
+    return [(k, v) for k, v in request.items() if k not in skip]
+
+
+class EstimateView:
+    """The quote shown before anything is spent."""
+
+    def __init__(self, request: Mapping[str, Any], estimate: Any, text_field: str = "prompt"):
+        self.request = dict(request)
+        self.estimate = estimate
+        self.text_field = text_field
+
+    @property
+    def credits(self) -> Any:
+        return field(self.estimate, "credits")
+
+    @property
+    def after_discount(self) -> Any:
+        return field(self.estimate, "credits_after_discount")
+
+    def _what(self) -> str:
+        what = str(self.request.get("model"))
+        if self.request.get("mode"):
+            what += f" · {self.request['mode']}"
+        duration = field(self.estimate, "billable_duration_seconds")
+        if duration is not None:
+            what += f" · {credits_text(duration)} s billable"
+        return what
+
+    def _price(self) -> str:
+        discount = field(self.estimate, "discount_percent") or 0
+        price = f"{credits_text(self.credits)} credits"
+        if discount:
+            price += (
+                f", {credits_text(discount)}% discount: {credits_text(self.after_discount)} credits"
+            )
+        return price
+
+    def _verdict(self) -> str:
+        if field(self.estimate, "allowed") is False:
+            return f"not allowed: {field(self.estimate, 'reason') or 'the plan cannot use it'}"
+        if field(self.estimate, "can_afford") is False:
+            return f"cannot afford (balance {credits_text(field(self.estimate, 'balance'))})"
+        return f"balance {credits_text(field(self.estimate, 'balance'))}"
+
+    def __repr__(self) -> str:
+        return f"Estimate for {self._what()}: {self._price()} ({self._verdict()})"
+
+    def _repr_html_(self) -> str:
+        ok = field(self.estimate, "allowed") is not False and field(self.estimate, "can_afford")
+        style = _BOX.format(color=_COLORS["info" if ok else "error"])
+        settings = ", ".join(
+            f"{html.escape(str(k))}={html.escape(str(v))}"
+            for k, v in _settings(self.request, self.text_field)
+        )
+        return (
+            f'<div class="mediagen-estimate" style="{style}">'
+            f"<b>Estimate</b> for {html.escape(self._what())}: "
+            f"<b>{html.escape(self._price())}</b> ({html.escape(self._verdict())})"
+            + (f'<div style="opacity: 0.75">{settings}</div>' if settings else "")
+            + "</div>"
+        )
+
+
+def models_table(entries: Sequence[Mapping[str, Any]]) -> Any:
+    """The catalog as a pandas DataFrame, one row per model (pandas imported here, lazily)."""
+    import pandas as pd
+
+    rows = []
+    for entry in entries:
+        modes = [str(m.get("id")) for m in entry.get("modes") or ()]
+        tiers = [str(t.get("id")) for t in entry.get("tiers") or ()]
+        rows.append(
+            {
+                "id": entry.get("id"),
+                "type": entry.get("type"),
+                "audio_kind": entry.get("audio_kind"),
+                "name": entry.get("name"),
+                "modes": ", ".join(modes),
+                "tiers": ", ".join(tiers),
+                "price": entry.get("price_summary"),
+                "plans": ", ".join(entry.get("plans") or ()),
+            }
+        )
+    columns = ["id", "type", "audio_kind", "name", "modes", "tiers", "price", "plans"]
+    frame = pd.DataFrame(rows, columns=columns)
+    if frame["audio_kind"].isna().all():
+        frame = frame.drop(columns="audio_kind")
+    return frame.set_index("id")
+
+
+class CreditsView:
+    """Balance, reservations, plan and discount, and the member cap when one applies."""
+
+    def __init__(self, credits: Any) -> None:
+        self.credits = credits
+
+    def _lines(self) -> list[tuple[str, str]]:
+        c = self.credits
+        lines = [
+            ("balance", credits_text(field(c, "balance"))),
+            ("reserved", credits_text(field(c, "reserved", 0))),
+        ]
+        org = field(c, "organization_balance")
+        if org is not None:
+            lines.append(("organization balance", credits_text(org)))
+        plan = field(c, "plan")
+        if plan:
+            lines.append(("plan", str(plan)))
+        lines.append(("discount", f"{credits_text(field(c, 'discount_percent', 0))}%"))
+        limit = field(c, "member_limit")
+        if limit:
+            lines.append(
+                (
+                    "member cap",
+                    f"{credits_text(field(limit, 'used'))} used of "
+                    f"{credits_text(field(limit, 'limit'))}, "
+                    f"{credits_text(field(limit, 'remaining'))} left, resets "
+                    f"{field(limit, 'resets_at')}",
+                )
+            )
+        return lines
+
+    def __repr__(self) -> str:
+        return "\n".join(f"{name:>20}: {value}" for name, value in self._lines())
+
+    def _repr_html_(self) -> str:
+        return _table("Credits", self._lines())
+
+
+def _table(title: str, rows: Iterable[tuple[str, str]]) -> str:
+    cells = "".join(
+        f'<tr><th style="text-align: left; padding-right: 1em">{html.escape(k)}</th>'
+        f'<td style="text-align: left">{html.escape(v)}</td></tr>'
+        for k, v in rows
+    )
+    style = _BOX.format(color=_COLORS["info"])
+    return (
+        f'<div class="mediagen-table" style="{style}"><b>{html.escape(title)}</b>'
+        f"<table>{cells}</table></div>"
+    )
+
+
+# -- fallback formatters for client models ---------------------------------------------------
+
+
+def _media_tag(output: Any) -> str:
+    url = field(output, "url")
+    content_type = str(field(output, "content_type") or "")
+    local = field(output, "local_path") or field(output, "path")
+    src = html.escape(str(local or url or ""))
+    if not src:
+        return ""
+    if content_type.startswith("image/"):
+        return f'<img src="{src}" alt="generated image" style="max-width: 320px">'
+    if content_type.startswith("video/"):
+        return f'<video src="{src}" controls style="max-width: 320px"></video>'
+    if content_type.startswith("audio/"):
+        return f'<audio src="{src}" controls></audio>'
+    return f'<a href="{src}">{html.escape(content_type or "output")}</a>'
+
+
+def generation_html(generation: Any) -> str:
+    """A Generation as HTML: status, model, cost, error, and its outputs inline."""
+    status = str(field(generation, "status"))
+    rows = [
+        ("id", str(field(generation, "id"))),
+        ("status", status),
+        ("model", f"{field(generation, 'model')} ({field(generation, 'type')})"),
+    ]
+    charged = field(generation, "credits_charged")
+    if charged is not None:
+        rows.append(("charged", f"{credits_text(charged)} credits"))
+    error = field(generation, "error")
+    if error:
+        rows.append(("error", f"{field(error, 'code')}: {field(error, 'message')}"))
+    media = "".join(_media_tag(o) for o in field(generation, "outputs") or ())
+    return _table("Generation", rows) + (f"<div>{media}</div>" if media else "")
+
+
+def output_html(output: Any) -> str:
+    return _media_tag(output) or html.escape(repr(output))
+
+
+def estimate_html(estimate: Any) -> str:
+    return EstimateView({"model": field(estimate, "model")}, estimate)._repr_html_()
+
+
+def credits_html(credits: Any) -> str:
+    return CreditsView(credits)._repr_html_()
+
+
+def model_html(entry: Any) -> str:
+    rows = [
+        ("id", str(field(entry, "id"))),
+        ("type", str(field(entry, "type"))),
+        ("modes", ", ".join(str(field(m, "id")) for m in field(entry, "modes") or ())),
+        ("price", str(field(entry, "price_summary") or "")),
+    ]
+    return _table(str(field(entry, "name") or field(entry, "id")), rows)
+
+
+#: client model class name -> fallback HTML renderer
+FALLBACK_RENDERERS = {
+    "Generation": generation_html,
+    "GenerationOutput": output_html,
+    "Estimate": estimate_html,
+    "Credits": credits_html,
+    "ModelEntry": model_html,
+    "Model": model_html,
+}

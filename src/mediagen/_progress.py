@@ -1,0 +1,280 @@
+"""Progress for long operations: a progress-bar widget in a notebook, plain text elsewhere.
+
+Why one small module: every long operation a notebook user starts (a foreground wait, a history
+fetch over many pages, a batch submit, downloads) should say what it is doing, and the same code
+must also run in a terminal IPython, a script or a test where there is no widget front end.
+
+``Progress`` picks its display once, when created:
+
+- **widget** (inside a Jupyter kernel with ipywidgets installed): an ``IntProgress`` bar and a
+  label, shown through a display handle. When the operation ends the widget is *replaced* by a
+  static one-line summary (text and HTML), so a saved notebook keeps a readable result and no
+  widget state.
+- **text** (everywhere else): one line per meaningful change on ``stderr`` (throttled), and a
+  final line.
+
+ipywidgets and IPython are imported only when a widget display is actually made, so importing
+this module costs nothing in a plain script.
+
+Usage::
+
+    with Progress("Fetching history", unit="page") as bar:
+        for page in pages:
+            bar.advance(message=f"{rows} rows")
+    # or, for a client callback: client.generations.wait(gen, progress=generation_callback(bar))
+"""
+
+from __future__ import annotations
+
+import html
+import sys
+import time
+from collections.abc import Callable
+from typing import Any, Literal, TextIO
+
+Mode = Literal["auto", "widget", "text", "off"]
+
+#: Seconds between two text lines that only report a count or elapsed time.
+TEXT_THROTTLE_SECONDS = 1.0
+
+
+def in_notebook() -> bool:
+    """True inside a Jupyter kernel whose front end can show widgets.
+
+    A terminal IPython, a script and ``InteractiveShell`` in tests all answer False.
+    """
+    ipython_module = sys.modules.get("IPython")
+    if ipython_module is None:
+        return False
+    shell = ipython_module.get_ipython()
+    if shell is None:
+        return False
+    if type(shell).__name__ != "ZMQInteractiveShell":
+        return False
+    try:
+        import ipywidgets  # noqa: F401
+    except ImportError:  # pragma: no cover - ipywidgets is in the notebook extra
+        return False
+    return True
+
+
+def format_seconds(seconds: float) -> str:
+    """``4.2 s``, ``3 min 05 s``, ``1 h 02 min``: short, for humans."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+class ProgressSummary:
+    """The final line of a progress display, shown in place of the live bar.
+
+    A plain object with text and HTML reprs: it is what a saved notebook keeps.
+    """
+
+    def __init__(self, text: str, *, ok: bool = True) -> None:
+        self.text = text
+        self.ok = ok
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        color = "var(--jp-success-color1, #388e3c)" if self.ok else "var(--jp-warn-color1, #f57c00)"
+        mark = "&#10003;" if self.ok else "&#9888;"
+        return (
+            '<div class="mediagen-progress-summary" style="font-family: '
+            "var(--jp-ui-font-family, sans-serif); font-size: var(--jp-ui-font-size1, 13px); "
+            f'color: var(--jp-ui-font-color1, inherit)"><span style="color: {color}">{mark}</span> '
+            f"{html.escape(self.text)}</div>"
+        )
+
+
+class Progress:
+    """A progress display for one long operation (see the module docstring).
+
+    ``total`` None means the amount of work is unknown (a wait): the display then shows the
+    message and the elapsed time. ``mode`` forces ``"widget"``, ``"text"`` or ``"off"``.
+    """
+
+    def __init__(
+        self,
+        description: str,
+        total: int | None = None,
+        *,
+        unit: str = "",
+        mode: Mode = "auto",
+        stream: TextIO | None = None,
+    ) -> None:
+        self.description = description
+        self.total = total
+        self.unit = unit
+        self.done = 0
+        self.message = ""
+        self.closed = False
+        self.started = time.monotonic()
+        self._stream = stream
+        self._last_text_at = 0.0
+        self._last_text_key: tuple[Any, ...] | None = None
+        if mode == "auto":
+            mode = "widget" if in_notebook() else "text"
+        self.mode: Mode = mode
+        self._widget: Any = None
+        self._bar: Any = None
+        self._label: Any = None
+        self._handle: Any = None
+        if mode == "widget":
+            self._make_widget()
+        self._render(force=True)
+
+    # -- public API -------------------------------------------------------------------------
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since the display was created."""
+        return time.monotonic() - self.started
+
+    def update(
+        self, done: int | None = None, *, total: int | None = None, message: str | None = None
+    ) -> None:
+        """Set the amount done (and optionally the total and the message) and redraw."""
+        if self.closed:
+            return
+        if total is not None:
+            self.total = total
+        if done is not None:
+            self.done = done
+        if message is not None:
+            self.message = message
+        self._render()
+
+    def advance(self, step: int = 1, *, message: str | None = None) -> None:
+        """Add ``step`` to the amount done."""
+        self.update(self.done + step, message=message)
+
+    def close(self, summary: str | None = None, *, ok: bool = True) -> None:
+        """End the display, leaving ``summary`` (default: what was done and how long it took)."""
+        if self.closed:
+            return
+        self.closed = True
+        text = summary or self._default_summary()
+        if self.mode == "widget":
+            self._handle.update(ProgressSummary(text, ok=ok))
+            self._widget.close()
+        elif self.mode == "text":
+            print(f"{self.description}: {text}", file=self._out(), flush=True)
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.close()
+            return
+        elapsed = format_seconds(self.elapsed)
+        if issubclass(exc_type, KeyboardInterrupt):
+            what = f"interrupted after {elapsed}"
+        else:
+            what = f"stopped by {exc_type.__name__} after {elapsed}"
+        self.close(" · ".join(p for p in (self._counts(), what) if p), ok=False)
+
+    # -- drawing ----------------------------------------------------------------------------
+
+    def _out(self) -> TextIO:
+        return self._stream if self._stream is not None else sys.stderr
+
+    def _counts(self) -> str:
+        count = self.total if self.total is not None else self.done
+        unit = f" {self.unit}{'s' if count != 1 else ''}" if self.unit else ""
+        if self.total is not None:
+            return f"{self.done}/{self.total}{unit}"
+        return f"{self.done}{unit}" if self.done else ""
+
+    def _line(self) -> str:
+        parts = [p for p in (self._counts(), self.message) if p]
+        parts.append(format_seconds(self.elapsed))
+        return " · ".join(parts)
+
+    def _default_summary(self) -> str:
+        parts = [p for p in (self._counts(), self.message) if p]
+        parts.append(f"done in {format_seconds(self.elapsed)}")
+        return " · ".join(parts)
+
+    def _make_widget(self) -> None:
+        import ipywidgets as widgets
+        from IPython.display import display
+
+        self._bar = widgets.IntProgress(
+            min=0,
+            max=max(self.total or 1, 1),
+            value=0 if self.total else 1,
+            bar_style="" if self.total else "info",
+            description=self.description,
+            style={"description_width": "initial"},
+            layout=widgets.Layout(width="auto", flex="0 1 420px"),
+        )
+        self._label = widgets.Label(value="")
+        self._widget = widgets.HBox([self._bar, self._label])
+        self._handle = display(self._widget, display_id=True)
+
+    def _render(self, *, force: bool = False) -> None:
+        if self.mode == "widget":
+            if self.total:
+                self._bar.max = max(self.total, 1)
+                self._bar.value = min(self.done, self.total)
+            self._label.value = self._line()
+        elif self.mode == "text":
+            # A new message or count is always worth a line; elapsed time alone is throttled.
+            key = (self.done, self.total, self.message)
+            now = time.monotonic()
+            if (
+                force
+                or (
+                    key != self._last_text_key
+                    and now - self._last_text_at >= TEXT_THROTTLE_SECONDS / 4
+                )
+                or now - self._last_text_at >= TEXT_THROTTLE_SECONDS * 10
+            ):
+                self._last_text_at = now
+                self._last_text_key = key
+                print(f"{self.description}: {self._line()}", file=self._out(), flush=True)
+
+
+def progress(description: str, total: int | None = None, **kwargs: Any) -> Progress:
+    """Shorthand for ``Progress(description, total, ...)``."""
+    return Progress(description, total, **kwargs)
+
+
+def generation_message(generation: Any) -> str:
+    """``pending · vidra-2 · 36 credits reserved`` for a Generation (or its dict)."""
+
+    def field(name: str) -> Any:
+        if isinstance(generation, dict):
+            return generation.get(name)
+        return getattr(generation, name, None)
+
+    status = field("status") or "?"
+    parts = [str(status), str(field("model") or "")]
+    if status == "completed" and field("credits_charged") is not None:
+        parts.append(f"{field('credits_charged')} credits charged")
+    error = field("error")
+    if status == "failed" and error is not None:
+        code = error.get("code") if isinstance(error, dict) else getattr(error, "code", None)
+        parts.append(f"error {code}")
+    return " · ".join(p for p in parts if p)
+
+
+def generation_callback(bar: Progress) -> Callable[[Any], None]:
+    """A callback for the client's ``wait(..., progress=...)`` that redraws ``bar``.
+
+    It accepts the Generation the client just polled (and ignores extra arguments), so it fits
+    a callback of either ``f(generation)`` or ``f(generation, elapsed)`` shape.
+    """
+
+    def on_poll(generation: Any, *_: Any, **__: Any) -> None:
+        bar.update(message=generation_message(generation))
+
+    return on_poll

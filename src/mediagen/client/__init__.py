@@ -1,0 +1,99 @@
+"""The wire client: ``Client`` (blocking) and ``AsyncClient`` over one sans-I/O core.
+
+Operations are written once as generators of effects (``_effects``); requests are built and
+responses parsed by pure functions (``_requests``); the retry policy is pure (``_retry``).
+``Client`` and ``AsyncClient`` only perform the effects. Every name the spec leaves open lives
+in ``_wire``. Nothing here imports pandas, ipywidgets or IPython.
+"""
+
+from __future__ import annotations
+
+from mediagen.client._async import AsyncClient
+from mediagen.client._batch import BatchItem, BatchResult
+from mediagen.client._budget import Budget, budget
+from mediagen.client._config import MissingAPIKeyError
+from mediagen.client._download import DownloadError
+from mediagen.client._errors import (
+    APIConnectionError,
+    APIError,
+    APITimeoutError,
+    AuthenticationError,
+    BadRequestError,
+    BudgetExceeded,
+    BudgetExceededError,
+    Conflict,
+    ConflictError,
+    GenerationFailed,
+    LocalValidationError,
+    MediagenError,
+    NotFound,
+    NotFoundError,
+    PaymentRequired,
+    PaymentRequiredError,
+    PermissionDenied,
+    PermissionDeniedError,
+    RateLimited,
+    RateLimitError,
+    ServerError,
+    UnknownFieldError,
+    ValidationError,
+    WaitTimeout,
+    WaitTimeoutError,
+)
+from mediagen.client._models import (
+    Asset,
+    Credits,
+    Estimate,
+    Generation,
+    GenerationError,
+    GenerationOutput,
+    MemberLimit,
+    ModelInfo,
+    UploadTicket,
+)
+from mediagen.client._sync import Client
+
+__all__ = [
+    "APIConnectionError",
+    "APIError",
+    "APITimeoutError",
+    "Asset",
+    "AsyncClient",
+    "AuthenticationError",
+    "BadRequestError",
+    "BatchItem",
+    "BatchResult",
+    "Budget",
+    "BudgetExceeded",
+    "BudgetExceededError",
+    "Client",
+    "Conflict",
+    "ConflictError",
+    "Credits",
+    "DownloadError",
+    "Estimate",
+    "Generation",
+    "GenerationError",
+    "GenerationFailed",
+    "GenerationOutput",
+    "LocalValidationError",
+    "MediagenError",
+    "MemberLimit",
+    "MissingAPIKeyError",
+    "ModelInfo",
+    "NotFound",
+    "NotFoundError",
+    "PaymentRequired",
+    "PaymentRequiredError",
+    "PermissionDenied",
+    "PermissionDeniedError",
+    "RateLimitError",
+    "RateLimited",
+    "ServerError",
+    "UnknownFieldError",
+    "UploadTicket",
+    "ValidationError",
+    "WaitTimeout",
+    "WaitTimeoutError",
+    "budget",
+]

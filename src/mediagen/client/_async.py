@@ -1,0 +1,265 @@
+"""``mediagen.AsyncClient``: runs the shared flows with ``httpx.AsyncClient`` and ``await``."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from mediagen.client import _batch
+from mediagen.client._base import USER_AGENT, BaseClient, log
+from mediagen.client._effects import Blocking, Call, Emit, Fetch, Invoke, Now, Put, Sleep
+from mediagen.client._requests import RequestSpec, decode_json, error_from_response
+from mediagen.client._sync import (
+    _NOT_SENT,
+    CHUNK,
+    Client,
+    connection_error,
+    file_url_path,
+    strip_auth,
+)
+
+
+class AsyncClient(BaseClient):
+    """The asyncio twin of :class:`Client`: same options, same models, awaitable methods.
+
+    ``async with mediagen.AsyncClient() as client: gen = await client.images.create(...)``;
+    ``async for g in client.generations.list(...)``; ``async for g in
+    client.generations.watch(gens)``.
+    """
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        *,
+        http_client: httpx.AsyncClient | None = None,
+        sleep: Callable[[float], Any] | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(api_key, base_url, **options)
+        self._sleep = sleep or asyncio.sleep
+        self._owns_http = http_client is None
+        if http_client is None:
+            timeout = self._config.timeout
+            http_client = httpx.AsyncClient(
+                timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+                headers={"User-Agent": USER_AGENT},
+                follow_redirects=False,
+            )
+        self._http = http_client
+        self._twin: Client | None = None
+
+    async def aclose(self) -> None:
+        if self._owns_http:
+            await self._http.aclose()
+        if self._twin is not None:
+            self._twin.close()
+
+    close = aclose
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+    def to_sync(self) -> Client:
+        """A blocking ``Client`` with the same settings."""
+        return Client(_config=self._config, budget=self._budget, clock=self._clock)
+
+    def _sync_twin(self) -> Client:
+        if self._twin is None:
+            self._twin = self.to_sync()
+        return self._twin
+
+    async def _submit_batch(self, requests, kind, concurrency, on_estimate, max_credits) -> Any:
+        result = await self._run(_batch.prepare(self, requests, kind, on_estimate, max_credits))
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(item: Any) -> None:
+            async with gate:
+                await self._run(_batch.submit_item(self, item))
+
+        await asyncio.gather(*(one(item) for item in _batch.runnable(result)))
+        return result
+
+    # --- running flows --------------------------------------------------------------------
+
+    async def _run(self, flow: Any) -> Any:
+        value: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                effect = flow.throw(error) if error is not None else flow.send(value)
+            except StopIteration as stop:
+                return stop.value
+            value, error = None, None
+            try:
+                value = await self._perform(effect)
+            except Exception as exc:
+                error = exc
+
+    async def _iterate(self, flow: Any) -> AsyncIterator[Any]:
+        value: Any = None
+        error: BaseException | None = None
+        try:
+            while True:
+                try:
+                    effect = flow.throw(error) if error is not None else flow.send(value)
+                except StopIteration:
+                    return
+                value, error = None, None
+                if type(effect) is Emit:
+                    yield effect.item
+                    continue
+                try:
+                    value = await self._perform(effect)
+                except Exception as exc:
+                    error = exc
+        finally:
+            flow.close()
+
+    async def _perform(self, effect: Any) -> Any:
+        kind = type(effect)
+        if kind is Call:
+            return await self._call(effect.spec)
+        if kind is Sleep:
+            if effect.seconds > 0:
+                await self._sleep(effect.seconds)
+            return None
+        if kind is Now:
+            return self._clock()
+        if kind is Invoke:
+            result = effect.fn(*effect.args)
+            if inspect.isawaitable(result):
+                result = await result
+            return result
+        if kind is Blocking:
+            return await asyncio.to_thread(effect.fn, *effect.args)
+        if kind is Fetch:
+            return await self._fetch(effect.url, effect.temp)
+        if kind is Put:
+            return await self._put(effect)
+        raise TypeError(f"unknown effect {effect!r}")
+
+    # --- I/O ------------------------------------------------------------------------------
+
+    async def _call(self, spec: RequestSpec) -> Any:
+        url = self._config.base_url + spec.path
+        headers = {**self._auth_headers, **spec.headers} if spec.headers else self._auth_headers
+        policy, gate = self._policy, self._gate
+        attempt = 0
+        while True:
+            hold = gate.acquire()
+            if hold > 0:
+                await self._sleep(hold)
+            try:
+                response = await self._http.request(
+                    spec.method, url, params=spec.params or None, json=spec.json, headers=headers
+                )
+            except httpx.TransportError as exc:
+                delay = policy.delay(
+                    attempt,
+                    connection_error=True,
+                    idempotent=spec.idempotent,
+                    sent=not isinstance(exc, _NOT_SENT),
+                )
+                if delay is None:
+                    raise connection_error(exc, spec.method, spec.path) from None
+                log.info("mediagen: %s %s: %s; retry in %.2fs", spec.method, spec.path,
+                         type(exc).__name__, delay)  # fmt: skip
+                await self._sleep(delay)
+                attempt += 1
+                continue
+            status = response.status_code
+            if status < 300:
+                return decode_json(response.content)
+            error = error_from_response(
+                status, response.headers, response.content, method=spec.method, path=spec.path
+            )
+            retry_after = getattr(error, "retry_after", None)
+            delay = policy.delay(
+                attempt, status=status, retry_after=retry_after, idempotent=spec.idempotent
+            )
+            if delay is None:
+                raise error
+            log.info("mediagen: %s %s: HTTP %s; retry in %.2fs", spec.method, spec.path,
+                     status, delay)  # fmt: skip
+            if status == 429:
+                gate.penalize(delay)
+            else:
+                await self._sleep(delay)
+            attempt += 1
+
+    async def _fetch(self, url: str, temp: Path) -> str | None:
+        attempt = 0
+        where = file_url_path(url)
+        while True:
+            request = strip_auth(self._http.build_request("GET", url))
+            try:
+                response = await self._http.send(request, stream=True)
+                try:
+                    if response.status_code >= 400:
+                        await response.aread()
+                        error = error_from_response(
+                            response.status_code, response.headers, response.content,
+                            method="GET", path=where,
+                        )  # fmt: skip
+                        delay = self._policy.delay(attempt, status=response.status_code)
+                        if delay is None:
+                            raise error
+                        await self._sleep(delay)
+                        attempt += 1
+                        continue
+                    handle = await asyncio.to_thread(open, temp, "wb")
+                    try:
+                        async for chunk in response.aiter_bytes(CHUNK):
+                            handle.write(chunk)
+                    finally:
+                        handle.close()
+                    return response.headers.get("content-type")
+                finally:
+                    await response.aclose()
+            except httpx.TransportError as exc:
+                delay = self._policy.delay(attempt, connection_error=True)
+                if delay is None:
+                    raise connection_error(exc, "GET", where) from None
+                await self._sleep(delay)
+                attempt += 1
+
+    async def _put(self, effect: Put) -> Any:
+        attempt = 0
+        where = file_url_path(effect.url)
+        while True:
+            request = strip_auth(
+                self._http.build_request(
+                    "PUT", effect.url, content=effect.source.acontent(), headers=effect.headers
+                )
+            )
+            try:
+                response = await self._http.send(request)
+            except httpx.TransportError as exc:
+                delay = self._policy.delay(attempt, connection_error=True)
+                if delay is None:
+                    raise connection_error(exc, "PUT", where) from None
+                await self._sleep(delay)
+                attempt += 1
+                continue
+            status = response.status_code
+            if status < 300:
+                return decode_json(response.content)
+            if status == 409 and attempt > 0:
+                return {"status": "ready"}
+            error = error_from_response(
+                status, response.headers, response.content, method="PUT", path=where
+            )
+            delay = self._policy.delay(attempt, status=status)
+            if delay is None:
+                raise error
+            await self._sleep(delay)
+            attempt += 1

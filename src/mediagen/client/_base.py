@@ -1,0 +1,198 @@
+"""What ``Client`` and ``AsyncClient`` share: settings, resources, caches, journal, budget."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mediagen.client import _batch
+from mediagen.client import _resources as res
+from mediagen.client._budget import Budget
+from mediagen.client._config import ClientConfig, _Secret
+from mediagen.client._download import OutputCache, download_output, save_generation
+from mediagen.client._models import Generation, GenerationOutput
+from mediagen.client._retry import RetryPolicy, gate_for
+from mediagen.journal import Journal, make_record
+
+log = logging.getLogger("mediagen")
+
+USER_AGENT = "mediagen-python/0.1.0"
+
+
+class BaseClient:
+    """Settings and resources; the I/O lives in the subclasses (``_run`` / ``_iterate``)."""
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        *,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        poll_interval: Any = None,
+        cache_dir: str | Path | None = None,
+        journal: Any = None,
+        validate: bool = True,
+        download: bool = True,
+        estimate: bool = False,
+        rate_limit: float | None = None,
+        budget: float | Budget | None = None,
+        clock: Callable[[], float] | None = None,
+        _config: ClientConfig | None = None,
+    ) -> None:
+        if _config is None:
+            options: dict[str, Any] = {
+                "timeout": timeout,
+                "max_retries": max_retries,
+                "cache_dir": cache_dir,
+                "journal": journal,
+                "validate": validate,
+                "download": download,
+                "estimate": estimate,
+                "rate_limit": rate_limit,
+            }
+            if poll_interval is not None:
+                options["poll_interval"] = poll_interval
+            _config = ClientConfig.resolve(api_key, base_url, **options)
+        self._config = _config
+        self._policy = RetryPolicy(
+            max_retries=_config.max_retries,
+            base_delay=_config.retry_base_delay,
+            max_delay=_config.retry_max_delay,
+            max_retry_after=_config.max_retry_after,
+        )
+        self._gate = gate_for(_config.base_url, _config.key_fingerprint, _config.rate_limit)
+        # A _Secret: even ``vars(client)`` in a traceback or a debugger shows "***".
+        self._auth_headers = {"Authorization": _Secret(f"Bearer {_config.api_key}")}
+        self._clock = clock or time.monotonic
+        self._cache = OutputCache(_config.cache_dir)
+        path = _config.journal_path
+        self.journal: Journal | None = Journal(path) if path is not None else None
+        self._models_cache: dict[str, Any] = {}
+        if budget is None:
+            budget = _config.budget
+        self._budget = budget if isinstance(budget, Budget) or budget is None else Budget(budget)
+        self.videos = res.Videos(self)
+        self.images = res.Images(self)
+        self.audio = res.Audio(self)
+        self.generations = res.Generations(self)
+        self.models = res.Models(self)
+        self.credits = res.CreditsResource(self)
+        self.uploads = res.Uploads(self)
+
+    # --- public helpers -------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        return self._config.base_url
+
+    @property
+    def cache_dir(self) -> Path:
+        return self._config.cache_dir
+
+    @property
+    def budget(self) -> Budget | None:
+        """The client-wide budget (``Client(budget=...)``), if any."""
+        return self._budget
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self._config.base_url!r})"
+
+    def save(self, generation: Generation, directory: str | Path = ".") -> Any:
+        """Save every output of ``generation`` into ``directory``; returns the paths."""
+        return self._run(save_generation(self, generation, directory))
+
+    def submit_batch(
+        self,
+        requests: Any,
+        *,
+        kind: str | None = None,
+        concurrency: int = _batch.DEFAULT_CONCURRENCY,
+        show_estimate: bool = True,
+        on_estimate: Callable[[float, list[Any]], Any] | None = None,
+        max_credits: float | None = None,
+    ) -> Any:
+        """Submit many requests (dicts of body fields); one ``BatchItem`` per request, in order.
+
+        Every request is quoted first and the total shown (printed, or passed to
+        ``on_estimate(total, items)``, which can return False to cancel). If the total is over
+        ``max_credits`` or an active budget, :class:`BudgetExceededError` is raised and nothing
+        is sent. Then at most ``concurrency`` submits run at once. A failing item does not
+        stop the others: its ``error`` is set. The kind (image, video, audio) comes from each
+        model's catalog entry unless ``kind=`` (or a ``"kind"`` key in a request) says.
+        """
+        if concurrency < 1:
+            raise ValueError("concurrency must be >= 1")
+        if on_estimate is None and show_estimate:
+            on_estimate = _print_estimate
+        return self._submit_batch(list(requests), kind, concurrency, on_estimate, max_credits)
+
+    def _download_output(self, output: GenerationOutput, target: str | Path | None) -> Any:
+        return self._run(download_output(self, output, target))
+
+    # --- journal --------------------------------------------------------------------------
+
+    def _journal_event(
+        self,
+        event: str,
+        kind: str | None,
+        body: dict[str, Any] | None,
+        key: str | None,
+        generation: Any,
+        quote: Any,
+    ) -> None:
+        if self.journal is None:
+            return
+        try:
+            self.journal.append(
+                make_record(
+                    event,
+                    service=self._config.base_url,
+                    key_id=self._config.key_fingerprint,
+                    kind=kind,
+                    request=body,
+                    idempotency_key=key,
+                    generation=generation,
+                    estimate=quote.to_dict() if quote is not None else None,
+                    secrets=(self._config.api_key,),
+                )
+            )
+        except OSError as exc:  # the journal must never break a submit
+            log.warning("mediagen: could not write the request journal: %s", exc)
+
+    def _journal_finished(self, gen: Generation) -> None:
+        if self.journal is None or not gen.done or not gen.id:
+            return
+        try:
+            if not self.journal.is_finished(gen.id):
+                self._journal_event("finished", gen.type, None, gen.idempotency_key, gen, None)
+        except OSError as exc:
+            log.warning("mediagen: could not write the request journal: %s", exc)
+
+    def _journal_pending(self) -> list[dict[str, Any]]:
+        if self.journal is None:
+            return []
+        return self.journal.pending(
+            service=self._config.base_url, key_id=self._config.key_fingerprint
+        )
+
+    # --- to be provided by the drivers ----------------------------------------------------
+
+    def _run(self, flow: Any) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _iterate(self, flow: Any) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _sync_twin(self) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _submit_batch(self, *args: Any) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def _print_estimate(total: float, items: list[Any]) -> None:
+    print(_batch.describe(total, items))  # shown to the notebook user on purpose

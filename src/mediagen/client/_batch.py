@@ -1,0 +1,163 @@
+"""Batch submit: the total price first, bounded concurrency, one result per item.
+
+A notebook user submitting fifty variations wants to see what the lot costs before anything is
+charged, and wants fifty answers back, not the first exception (or an ``ExceptionGroup`` they
+have to pick apart). So a batch is two steps:
+
+1. ``prepare`` (one flow, sequential): per request, find its kind (from the catalog entry),
+   give it an idempotency key and quote it. The total is shown (``on_estimate``) and checked
+   against ``max_credits`` and any active budget *before* a single submit is sent.
+2. ``submit_item`` (one flow per item): the drivers run these with bounded concurrency
+   (threads for ``Client``, tasks for ``AsyncClient``). The flow never raises: the item
+   records its ``generation`` or its ``error``.
+
+Each item keeps its idempotency key, so submitting the same batch again (same keys) can never
+charge twice.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from mediagen.client import _resources as res
+from mediagen.client._budget import active_budgets
+from mediagen.client._effects import Invoke
+from mediagen.client._errors import BudgetExceededError, MediagenError
+from mediagen.client._models import Estimate, Generation
+
+DEFAULT_CONCURRENCY = 4
+
+
+@dataclasses.dataclass(eq=False)
+class BatchItem:
+    """One request of a batch and what became of it (``generation`` or ``error``)."""
+
+    index: int
+    request: dict[str, Any]
+    idempotency_key: str
+    kind: str | None = None
+    estimate: Estimate | None = None
+    generation: Generation | None = None
+    error: BaseException | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.generation is not None
+
+    def __repr__(self) -> str:
+        outcome = (
+            f"generation={self.generation.id!r}" if self.generation is not None else "not sent"
+        )
+        if self.error is not None:
+            outcome = f"error={type(self.error).__name__}: {self.error}"
+        return f"BatchItem({self.index}, model={self.request.get('model')!r}, {outcome})"
+
+
+class BatchResult(list):
+    """The items of a batch, in the order of the requests; ``total_estimate`` in credits."""
+
+    def __init__(self, items: Iterable[BatchItem], total_estimate: float | None) -> None:
+        super().__init__(items)
+        self.total_estimate = total_estimate
+
+    @property
+    def generations(self) -> list[Generation]:
+        """The generations that were submitted (failed items left out)."""
+        return [item.generation for item in self if item.generation is not None]
+
+    @property
+    def errors(self) -> list[BatchItem]:
+        return [item for item in self if item.error is not None]
+
+    def __repr__(self) -> str:
+        ok = sum(1 for item in self if item.ok)
+        total = "?" if self.total_estimate is None else f"{self.total_estimate:g}"
+        return f"BatchResult({ok} submitted, {len(self) - ok} failed, estimate {total} credits)"
+
+
+def describe(total: float, items: list[BatchItem]) -> str:
+    priced = sum(1 for item in items if item.estimate is not None)
+    refused = len(items) - priced
+    text = f"Batch of {len(items)} request(s): estimated total {total:g} credits"
+    if refused:
+        text += f" ({refused} request(s) could not be priced and will not be sent)"
+    return text
+
+
+def prepare(
+    client: Any,
+    requests: Iterable[Mapping[str, Any]],
+    kind: str | None,
+    on_estimate: Callable[[float, list[BatchItem]], Any] | None,
+    max_credits: float | None,
+):
+    """Flow: quote every request; refuse the whole batch (nothing sent) if it costs too much.
+
+    ``on_estimate(total, items)`` is called with the total before anything is submitted; if
+    it returns ``False`` nothing is sent and every item's error says so.
+    """
+    items: list[BatchItem] = []
+    for index, raw in enumerate(requests):
+        request = dict(raw)
+        item_kind = request.pop("kind", None) or kind
+        key = request.pop("idempotency_key", None) or res.new_idempotency_key()
+        item = BatchItem(index, request, key, item_kind)
+        items.append(item)
+        try:
+            model = request.get("model")
+            if not isinstance(model, str) or not model:
+                raise ValueError("a batch request needs a 'model'")
+            entry = yield from res.get_model(client, model)
+            item.kind = item.kind or entry.type
+            if item.kind not in ("image", "video", "audio"):
+                raise ValueError(f"cannot tell the kind of model {model!r}; pass kind=")
+            res.check_fields(item.kind, request)
+            item.estimate = yield from res.estimate_for_request(
+                client, {**request, "idempotency_key": key}, entry
+            )
+        except (MediagenError, ValueError, TypeError) as exc:
+            item.error = exc
+    total = round(sum(i.estimate.credits_after_discount or 0.0 for i in items if i.estimate), 2)
+    if on_estimate is not None:
+        answer = yield Invoke(on_estimate, (total, items))
+        if answer is False:
+            cancelled = MediagenError("the batch was cancelled after its estimate; nothing sent")
+            for item in items:
+                item.error = item.error or cancelled
+            return BatchResult(items, total)
+    limits = [(b.remaining, b.limit) for b in (*_budgets(client), *active_budgets())]
+    if max_credits is not None:
+        limits.append((float(max_credits), float(max_credits)))
+    for remaining, limit in limits:
+        if total > remaining + 1e-9:
+            raise BudgetExceededError(total, remaining, limit)
+    return BatchResult(items, total)
+
+
+def _budgets(client: Any) -> tuple[Any, ...]:
+    return (client._budget,) if client._budget is not None else ()
+
+
+def runnable(items: Iterable[BatchItem]) -> list[BatchItem]:
+    return [item for item in items if item.error is None]
+
+
+def submit_item(client: Any, item: BatchItem):
+    """Flow: submit one prepared item; never raises (the error is kept on the item)."""
+    try:
+        fields = {**item.request, "idempotency_key": item.idempotency_key}
+        item.generation = yield from res.submit(
+            client,
+            str(item.kind),
+            fields,
+            extra_body=None,
+            extra_headers=None,
+            validate=None,
+            estimate=None,
+            quote=item.estimate,
+        )
+    except Exception as exc:  # one result per item: the caller reads item.error
+        item.error = exc
+    return item

@@ -1,0 +1,122 @@
+"""Client settings: arguments, else the environment; the key never shows in a repr."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from mediagen.client._errors import MediagenError
+
+ENV_API_KEY = "MEDIAGEN_API_KEY"
+ENV_BASE_URL = "MEDIAGEN_BASE_URL"
+ENV_CACHE_DIR = "MEDIAGEN_CACHE_DIR"
+DEFAULT_BASE_URL = "http://127.0.0.1:8765"
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_MAX_RETRIES = 3
+DEFAULT_POLL_INTERVAL = (2.0, 5.0)
+
+
+class MissingAPIKeyError(MediagenError):
+    """No API key was given and ``MEDIAGEN_API_KEY`` is not set."""
+
+
+class _Secret(str):
+    """A str whose repr hides the value (the API key)."""
+
+    def __repr__(self) -> str:
+        return "'***'"
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get(ENV_CACHE_DIR)
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "mediagen"
+
+
+def normalize_poll_interval(value: Any) -> tuple[float, float]:
+    """``2`` -> (2, 2); ``(2, 5)`` -> (2, 5): start interval and the cap it backs off to."""
+    if value is None:
+        return DEFAULT_POLL_INTERVAL
+    if isinstance(value, (int, float)):
+        if value < 0:
+            raise ValueError("poll_interval must be >= 0")
+        return (float(value), float(value))
+    first, cap = value
+    if first < 0 or cap < first:
+        raise ValueError("poll_interval=(start, cap) needs 0 <= start <= cap")
+    return (float(first), float(cap))
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    api_key: str = field(repr=False)
+    base_url: str
+    timeout: float = DEFAULT_TIMEOUT
+    max_retries: int = DEFAULT_MAX_RETRIES
+    poll_interval: tuple[float, float] = DEFAULT_POLL_INTERVAL
+    cache_dir: Path = field(default_factory=default_cache_dir)
+    journal: Any = None  # None: default path under cache_dir; False: off; else a path
+    validate: bool = True
+    download: bool = True
+    estimate: bool = False
+    rate_limit: float | None = None  # requests per second for this key (None: only 429 gating)
+    budget: float | None = None
+    retry_base_delay: float = 0.5
+    retry_max_delay: float = 8.0
+    max_retry_after: float = 60.0
+    default_headers: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def resolve(
+        cls, api_key: str | None = None, base_url: str | None = None, **options: Any
+    ) -> ClientConfig:
+        key = api_key if api_key is not None else os.environ.get(ENV_API_KEY)
+        if not key or not key.strip():
+            raise MissingAPIKeyError(
+                "No API key: pass Client(api_key=...) or set the MEDIAGEN_API_KEY environment "
+                "variable (for the local sandbox, `mediagen sandbox` prints one)."
+            )
+        url = base_url or os.environ.get(ENV_BASE_URL) or DEFAULT_BASE_URL
+        url = url.strip().rstrip("/")
+        if url.endswith("/v1"):
+            url = url[: -len("/v1")]
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"base_url must be an http(s) URL, not {url!r}")
+        if "poll_interval" in options:
+            options["poll_interval"] = normalize_poll_interval(options["poll_interval"])
+        if options.get("cache_dir") is None:
+            options.pop("cache_dir", None)
+        else:
+            options["cache_dir"] = Path(options["cache_dir"]).expanduser()
+        for name in ("timeout", "max_retries"):
+            if options.get(name) is None:
+                options.pop(name, None)
+        return cls(api_key=_Secret(key.strip()), base_url=url, **options)
+
+    def replace(self, **changes: Any) -> ClientConfig:
+        return replace(self, **changes)
+
+    @property
+    def key_fingerprint(self) -> str:
+        """A short non-secret id of the key (a hash prefix): tells keys apart in the journal."""
+        return "key_" + hashlib.sha256(self.api_key.encode()).hexdigest()[:12]
+
+    @property
+    def journal_path(self) -> Path | None:
+        if self.journal is False:
+            return None
+        if self.journal is None or self.journal is True:
+            return self.cache_dir / "journal.jsonl"
+        return Path(self.journal).expanduser()
+
+    def is_api_url(self, url: str) -> bool:
+        """True for URLs of this service's ``/v1`` API (the only place the key is sent)."""
+        prefix = self.base_url + "/v1"
+        return url == prefix or url.startswith(prefix + "/") or url.startswith(prefix + "?")

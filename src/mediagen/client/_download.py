@@ -1,0 +1,171 @@
+"""The output cache: generation outputs downloaded promptly, keyed by asset id.
+
+Output URLs are temporary, so the client copies each output into ``<cache_dir>/outputs/``
+as soon as it sees the generation completed (``wait(download=True)``). Downloads stream to a
+temporary file next to the target and are renamed into place (atomic: a crash never leaves a
+half file under the final name). The response's Content-Type is checked against the output's.
+An expired URL (403) is refreshed by re-reading the generation, once.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import re
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+from mediagen.client import _requests, _wire
+from mediagen.client._effects import Blocking, Call, Fetch
+from mediagen.client._errors import MediagenError, NotFoundError, PermissionDeniedError
+from mediagen.client._models import Generation, GenerationOutput
+
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class DownloadError(MediagenError):
+    """An output could not be downloaded (wrong content type, no URL, ...)."""
+
+
+class OutputCache:
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.outputs = self.root / "outputs"
+
+    def __repr__(self) -> str:
+        return f"OutputCache({str(self.root)!r})"
+
+    def path_for(self, output: GenerationOutput) -> Path:
+        key = output.asset_id
+        if not key:
+            source = (output.url or "").split("?", 1)[0]
+            key = "url_" + hashlib.sha256(source.encode()).hexdigest()[:24]
+        return self.outputs / (_SAFE.sub("_", key) + suffix_of(output))
+
+    def lookup(self, output: GenerationOutput) -> Path | None:
+        path = self.path_for(output)
+        return path if path.is_file() else None
+
+
+def suffix_of(output: GenerationOutput) -> str:
+    if output.filename and Path(output.filename).suffix:
+        return Path(output.filename).suffix.lower()
+    if output.content_type in _wire.CONTENT_TYPE_SUFFIXES:
+        return _wire.CONTENT_TYPE_SUFFIXES[output.content_type]
+    path = (output.url or "").split("?", 1)[0]
+    return Path(path).suffix.lower()
+
+
+def _temp_for(path: Path) -> Path:
+    return path.with_name(f".{path.name}.part-{uuid.uuid4().hex[:8]}")
+
+
+def _major(content_type: str | None) -> str:
+    return (content_type or "").split(";", 1)[0].strip().lower().split("/", 1)[0]
+
+
+def check_content_type(expected: str | None, got: str | None) -> None:
+    if not expected or not got:
+        return
+    if _major(expected) != _major(got):
+        raise DownloadError(f"The download is {got!r}, but the output is {expected!r}; not saved.")
+
+
+def _install(temp: Path, final: Path) -> None:
+    os.replace(temp, final)
+
+
+def _write_atomic(data: bytes, final: Path) -> None:
+    final.parent.mkdir(parents=True, exist_ok=True)
+    temp = _temp_for(final)
+    temp.write_bytes(data)
+    os.replace(temp, final)
+
+
+def _copy_atomic(source: Path, dest: Path) -> Path:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if dest.exists() and os.path.samefile(source, dest):
+        return dest
+    temp = _temp_for(dest)
+    shutil.copyfile(source, temp)
+    os.replace(temp, dest)
+    return dest
+
+
+def _mkdir(path: Path) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+
+
+def _unlink(path: Path) -> None:
+    path.unlink(missing_ok=True)
+
+
+def destination(output: GenerationOutput, cached: Path, target: str | Path) -> Path:
+    """``target`` is a directory (existing, or ending in a separator) or a file name."""
+    text = str(target)
+    path = Path(target).expanduser()
+    if path.is_dir() or text.endswith(("/", os.sep)) or not path.suffix:
+        name = output.filename or cached.name
+        return path / _SAFE.sub("_", Path(name).name)
+    return path
+
+
+def download_output(client: Any, output: GenerationOutput, target: str | Path | None = None):
+    """Flow: make sure the output is in the cache; copy it to ``target`` if given."""
+    cache: OutputCache = client._cache
+    final = cache.path_for(output)
+    if not final.is_file():
+        yield Blocking(_mkdir, (final.parent,))
+        if output.b64_json:
+            yield Blocking(_write_atomic, (base64.b64decode(output.b64_json), final))
+        else:
+            yield from _fetch_into(client, output, final)
+    if target is None:
+        return final
+    dest = destination(output, final, target)
+    return (yield Blocking(_copy_atomic, (final, dest)))
+
+
+def _fetch_into(client: Any, output: GenerationOutput, final: Path):
+    refreshed = False
+    while True:
+        if not output.url:
+            raise DownloadError(f"output {output.asset_id} has no URL")
+        temp = _temp_for(final)
+        try:
+            content_type = yield Fetch(output.url, temp)
+        except (PermissionDeniedError, NotFoundError):
+            yield Blocking(_unlink, (temp,))
+            if refreshed or not output.generation_id:
+                raise
+            # The URL expired (or was rotated): re-read the generation for a fresh one.
+            data = yield Call(_requests.get_generation(output.generation_id))
+            fresh = Generation.from_dict(data, client=client)
+            match = next((o for o in fresh.outputs if o.asset_id == output.asset_id), None)
+            if match is None or not match.url:
+                raise
+            output.url = match.url
+            output.raw["url"] = match.url
+            refreshed = True
+            continue
+        except BaseException:
+            yield Blocking(_unlink, (temp,))
+            raise
+        try:
+            check_content_type(output.content_type, content_type)
+        except DownloadError:
+            yield Blocking(_unlink, (temp,))
+            raise
+        yield Blocking(_install, (temp, final))
+        return final
+
+
+def save_generation(client: Any, generation: Generation, directory: str | Path | None):
+    """Flow: every output of ``generation`` into the cache (and ``directory``); the paths."""
+    paths = []
+    for output in generation.outputs:
+        paths.append((yield from download_output(client, output, directory)))
+    return paths

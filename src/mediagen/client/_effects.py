@@ -1,0 +1,75 @@
+"""What a client operation asks its driver to do.
+
+Operations (submit, wait, watch, download, upload, ...) are written once, as generators that
+``yield`` these effects and receive the results; ``Client`` performs them with blocking I/O and
+``AsyncClient`` with ``await``. So the logic of every operation exists exactly once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mediagen.client._requests import RequestSpec
+
+
+@dataclass(frozen=True)
+class Call:
+    """Send an API request (auth, retries, rate limiting); the result is the decoded JSON."""
+
+    spec: RequestSpec
+
+
+@dataclass(frozen=True)
+class Sleep:
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Fetch:
+    """Stream ``url`` (outside ``/v1``; no API key) into ``temp``; result: the Content-Type."""
+
+    url: str
+    temp: Path
+
+
+@dataclass(frozen=True)
+class Put:
+    """Stream ``source`` to ``url`` with exactly ``headers``; result: the decoded JSON."""
+
+    url: str
+    headers: dict[str, str]
+    source: Any  # _uploads.Source
+
+
+@dataclass(frozen=True)
+class Invoke:
+    """Call ``fn(*args)`` (a user callback); an awaitable result is awaited by AsyncClient."""
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class Blocking:
+    """Run a blocking function (file copies): inline in Client, in a thread in AsyncClient."""
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class Emit:
+    """Hand one item to the consumer of an iterating operation (list, watch)."""
+
+    item: Any
+
+
+@dataclass(frozen=True)
+class Now:
+    """The driver's monotonic clock (injectable for tests)."""
+
+
+Flow = Generator[Any, Any, Any]

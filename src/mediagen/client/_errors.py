@@ -1,0 +1,282 @@
+"""Exceptions: one per status/code of the spec, plus connection, timeout and local errors.
+
+Every API error carries ``status``, ``code``, ``message``, ``details`` (422: one entry per
+field), ``trace_id``; ``RateLimitError`` adds ``retry_after``; ``PaymentRequiredError`` adds
+``needed`` / ``available`` when the message states them. None of them ever holds the API key:
+they are built from the response body, never from the request headers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+class MediagenError(Exception):
+    """Base of every exception raised by mediagen."""
+
+
+class APIError(MediagenError):
+    """An error response of the service (any non-2xx status)."""
+
+    status: int | None
+    code: str | None
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        code: str | None = None,
+        details: Sequence[Mapping[str, Any]] | None = None,
+        trace_id: str | None = None,
+        method: str | None = None,
+        path: str | None = None,
+        body: Any = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.code = code
+        self.details: list[dict[str, Any]] = [dict(d) for d in details or ()]
+        self.trace_id = trace_id
+        self.method = method
+        self.path = path
+        self.body = body
+
+    def __str__(self) -> str:
+        head = []
+        if self.status is not None:
+            head.append(str(self.status))
+        if self.code:
+            head.append(self.code)
+        text = f"[{' '.join(head)}] {self.message}" if head else self.message
+        if self.method and self.path:
+            text += f" ({self.method} {self.path})"
+        for problem in self.details:
+            text += f"\n  - {format_detail(problem)}"
+        if self.trace_id:
+            text += f"\n  trace_id: {self.trace_id}"
+        return text
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(status={self.status!r}, code={self.code!r}, "
+            f"message={self.message!r}, trace_id={self.trace_id!r})"
+        )
+
+    def __reduce__(self):  # picklable (keyword-only args)
+        state = dict(self.__dict__)
+        return (_rebuild, (type(self), self.message, state))
+
+
+def _rebuild(cls: type[APIError], message: str, state: dict[str, Any]) -> APIError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, message)
+    error.__dict__.update(state)
+    return error
+
+
+def format_detail(problem: Mapping[str, Any]) -> str:
+    """``body.duration_seconds: must be one of 5, 10`` from a 422 detail entry."""
+    loc = problem.get("loc") or ()
+    if isinstance(loc, str):
+        loc = [loc]
+    where = ".".join(str(p) for p in loc)
+    msg = problem.get("msg") or problem.get("message") or ""
+    kind = problem.get("type")
+    return f"{where}: {msg}" + (f" [{kind}]" if kind else "")
+
+
+class BadRequestError(APIError):
+    """400 or another 4xx the spec does not name (``client_error``)."""
+
+
+class AuthenticationError(APIError):
+    """401 ``unauthenticated`` / ``invalid_api_key``: missing, invalid, revoked or expired key."""
+
+
+class PaymentRequiredError(APIError):
+    """402 ``payment_required``: credits (or the member cap) do not cover the request.
+
+    Nothing ran and nothing was reserved. ``needed`` / ``available`` are parsed from the message
+    when it states them (else None).
+    """
+
+    @property
+    def needed(self) -> float | None:
+        return _number_after(self.message, r"needs\s+")
+
+    @property
+    def available(self) -> float | None:
+        found = _number_after(self.message, r"(?:has|only)\s+")
+        if found is None:
+            found = _number_before(self.message, r"\s+(?:credits\s+)?(?:available|remain)")
+        return found
+
+
+class PermissionDeniedError(APIError):
+    """403 ``forbidden`` / ``api_key_scope``: not allowed for this key or organization."""
+
+
+class NotFoundError(APIError):
+    """404 ``not_found``."""
+
+
+class ConflictError(APIError):
+    """409 ``conflict``: an idempotency key reused with a different request body."""
+
+
+class ValidationError(APIError, ValueError):
+    """422 ``validation_error``; ``details`` lists the offending fields (loc, msg, type)."""
+
+
+class LocalValidationError(ValidationError):
+    """The request was checked against the catalog before sending and is not valid.
+
+    Nothing was sent. ``details`` has the same shape as the server's 422.
+    """
+
+
+class UnknownFieldError(LocalValidationError, TypeError):
+    """A keyword argument that no submit endpoint of the spec knows (use ``extra_body=``)."""
+
+
+class RateLimitError(APIError):
+    """429 ``rate_limited``; ``retry_after`` (seconds) from the ``Retry-After`` header."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.retry_after = retry_after
+
+
+class ServerError(APIError):
+    """5xx (``internal_error``): the service failed; retried automatically before raising."""
+
+
+class APIConnectionError(MediagenError):
+    """The service could not be reached (or the connection dropped) after all retries."""
+
+    def __init__(self, message: str, *, method: str | None = None, path: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.method = method
+        self.path = path
+        self.status = None
+        self.code = None
+        self.details: list[dict[str, Any]] = []
+        self.trace_id = None
+
+
+class APITimeoutError(APIConnectionError, TimeoutError):
+    """The request timed out after all retries."""
+
+
+class WaitTimeoutError(MediagenError, TimeoutError):
+    """``wait()`` gave up; the job is still pending and may still complete (and be charged).
+
+    Never raised after a resubmit: waiting only reads. ``generation_id`` names the job.
+    """
+
+    def __init__(self, generation_id: str, timeout: float, last: Any = None) -> None:
+        self.generation_id = generation_id
+        self.timeout = timeout
+        self.generation = last
+        super().__init__(
+            f"Generation {generation_id} is still pending after {timeout:g} s. It may still "
+            "complete and be charged; nothing was resubmitted. Wait again with "
+            f"client.generations.wait({generation_id!r})."
+        )
+
+
+class GenerationFailed(MediagenError):
+    """A generation ended ``failed`` (raised by ``Generation.raise_for_error()`` on request).
+
+    Its reserved credits were returned. ``code`` is one of the spec's GenerationError codes.
+    """
+
+    def __init__(self, generation: Any) -> None:
+        error = getattr(generation, "error", None)
+        self.generation = generation
+        self.generation_id = getattr(generation, "id", None)
+        self.code = getattr(error, "code", None)
+        self.message = getattr(error, "message", None) or "the generation failed"
+        self.status = None
+        self.details: list[dict[str, Any]] = []
+        self.trace_id = None
+        super().__init__(
+            f"Generation {self.generation_id} failed [{self.code}]: {self.message} "
+            "(its reserved credits were returned)"
+        )
+
+
+class BudgetExceededError(MediagenError):
+    """A submit was refused locally: its estimate is more than what is left of the budget."""
+
+    def __init__(self, needed: float, remaining: float, limit: float) -> None:
+        self.needed = needed
+        self.remaining = remaining
+        self.limit = limit
+        super().__init__(
+            f"This request would cost {needed:g} credits but only {remaining:g} of the "
+            f"budget of {limit:g} are left; nothing was sent."
+        )
+
+
+# Short aliases (the names the issue uses).
+PaymentRequired = PaymentRequiredError
+PermissionDenied = PermissionDeniedError
+NotFound = NotFoundError
+Conflict = ConflictError
+RateLimited = RateLimitError
+BudgetExceeded = BudgetExceededError
+WaitTimeout = WaitTimeoutError
+
+STATUS_ERRORS: dict[int, type[APIError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    402: PaymentRequiredError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    409: ConflictError,
+    422: ValidationError,
+    429: RateLimitError,
+}
+CODE_ERRORS: dict[str, type[APIError]] = {
+    "unauthenticated": AuthenticationError,
+    "invalid_api_key": AuthenticationError,
+    "payment_required": PaymentRequiredError,
+    "forbidden": PermissionDeniedError,
+    "api_key_scope": PermissionDeniedError,
+    "not_found": NotFoundError,
+    "conflict": ConflictError,
+    "validation_error": ValidationError,
+    "rate_limited": RateLimitError,
+    "internal_error": ServerError,
+}
+
+
+def error_class(status: int, code: str | None) -> type[APIError]:
+    """The exception class for a status (the status wins; the code decides unknown statuses)."""
+    if status >= 500:
+        return ServerError
+    found = STATUS_ERRORS.get(status)
+    if found is not None:
+        return found
+    if code and code in CODE_ERRORS:
+        return CODE_ERRORS[code]
+    return BadRequestError
+
+
+_NUMBER = r"(-?\d+(?:\.\d+)?)"
+
+
+def _number_after(text: str, prefix: str) -> float | None:
+    found = re.search(prefix + _NUMBER, text or "")
+    return float(found.group(1)) if found else None
+
+
+def _number_before(text: str, suffix: str) -> float | None:
+    found = re.search(_NUMBER + suffix, text or "")
+    return float(found.group(1)) if found else None

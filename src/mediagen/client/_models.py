@@ -1,0 +1,444 @@
+"""Typed, tolerant models of the service's JSON (plain dataclasses: cheap to import).
+
+The API is additive-only, so every model keeps the JSON it was made from (``raw``, also
+``to_dict()``) and the fields it does not know (``extra``); an unknown field is never an error.
+Datetimes are timezone-aware (``datetime`` in UTC when the service says ``Z``).
+
+Models that can act (``Generation.wait()``, ``GenerationOutput.download()``) hold a private
+reference to the client that made them. With an ``AsyncClient`` those methods return awaitables.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+TERMINAL_STATUSES = ("completed", "failed")
+
+
+def parse_datetime(value: Any) -> dt.datetime | None:
+    """ISO 8601 text -> aware datetime (naive input is taken as UTC); None stays None."""
+    if value is None or isinstance(value, dt.datetime):
+        if isinstance(value, dt.datetime) and value.tzinfo is None:
+            return value.replace(tzinfo=dt.timezone.utc)
+        return value
+    text = str(value).strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        parsed = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=dt.timezone.utc)
+    return parsed
+
+
+def _float(value: Any) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _int(value: Any) -> int | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+@dataclasses.dataclass(repr=False, eq=False)
+class _Model:
+    """Base: ``from_dict`` keeps unknown fields; ``to_dict`` gives the service's JSON back."""
+
+    raw: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False)
+    _converters: ClassVar[dict[str, Any]] = {}
+    _shown: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None, **bind: Any):
+        data = dict(data or {})
+        names = {f.name for f in dataclasses.fields(cls) if f.init} - {"raw"}
+        values: dict[str, Any] = {}
+        for name in names:
+            if name in data:
+                convert = cls._converters.get(name)
+                value = data[name]
+                values[name] = convert(value) if convert is not None else value
+        obj = cls(raw=data, **values)
+        obj._bind(**bind)
+        return obj
+
+    def _bind(self, **bind: Any) -> None:
+        """Attach the client (models that can act override this)."""
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        """Fields the service sent that this version of the client does not know."""
+        known = {f.name for f in dataclasses.fields(self)}
+        return {k: v for k, v in self.raw.items() if k not in known}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object as the service sent it (unknown fields included)."""
+        return dict(self.raw)
+
+    def __getitem__(self, name: str) -> Any:
+        """``model["field"]`` reads the raw JSON (handy for fields newer than this client)."""
+        return self.raw[name]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.raw.get(name, default)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.raw == other.raw  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        names = self._shown or tuple(f.name for f in dataclasses.fields(self) if f.name != "raw")
+        parts = [f"{n}={getattr(self, n)!r}" for n in names if getattr(self, n, None) is not None]
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+
+# --- generations --------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(repr=False, eq=False)
+class GenerationError(_Model):
+    """Why a generation failed: ``code`` (one of the spec's nine) and ``message``."""
+
+    code: str | None = None
+    message: str | None = None
+
+
+@dataclasses.dataclass(repr=False, eq=False)
+class GenerationOutput(_Model):
+    """One generated file. ``url`` is temporary; ``local_path`` is the cached copy."""
+
+    url: str | None = None
+    asset_id: str | None = None
+    content_type: str | None = None
+    duration_seconds: float | None = None
+    width: int | None = None
+    height: int | None = None
+    filename: str | None = None
+    b64_json: str | None = None
+    _converters: ClassVar[dict[str, Any]] = {
+        "duration_seconds": _float,
+        "width": _int,
+        "height": _int,
+    }
+    _shown: ClassVar[tuple[str, ...]] = (
+        "asset_id",
+        "content_type",
+        "width",
+        "height",
+        "duration_seconds",
+    )
+
+    def _bind(self, client: Any = None, generation_id: str | None = None, **_: Any) -> None:
+        self._client = client
+        self._generation_id = generation_id
+
+    @property
+    def generation_id(self) -> str | None:
+        return getattr(self, "_generation_id", None)
+
+    @property
+    def local_path(self) -> Path | None:
+        """The cached local copy, if it was downloaded (None otherwise; never downloads)."""
+        client = getattr(self, "_client", None)
+        if client is None:
+            return None
+        return client._cache.lookup(self)
+
+    def download(self, path: str | Path | None = None) -> Any:
+        """Download into the cache (streamed, atomic) and return the local path.
+
+        With ``path`` (a file or a directory) the file is also copied there. An expired URL is
+        refreshed by re-reading the generation. With an AsyncClient this returns an awaitable.
+        """
+        return self._need_client()._download_output(self, path)
+
+    def save(self, path: str | Path = ".") -> Any:
+        """Save into ``path`` (a directory, or a file name) and return the saved path."""
+        return self.download(path)
+
+    def _need_client(self) -> Any:
+        client = getattr(self, "_client", None)
+        if client is None:
+            raise RuntimeError("this output is not bound to a client; use client.save(...)")
+        return client
+
+    def _repr_html_(self) -> str:
+        from mediagen._html import output_html
+
+        return output_html(self)
+
+
+def _error(value: Any) -> GenerationError | None:
+    if value is None:
+        return None
+    if isinstance(value, GenerationError):
+        return value
+    if isinstance(value, Mapping):
+        return GenerationError.from_dict(value)
+    return GenerationError(raw={"message": str(value)}, message=str(value))
+
+
+@dataclasses.dataclass(repr=False, eq=False)
+class Generation(_Model):
+    """A generation as the service reports it (``pending``, ``completed`` or ``failed``)."""
+
+    id: str = ""
+    type: str | None = None
+    status: str | None = None
+    model: str | None = None
+    prompt: str | None = None
+    created_at: dt.datetime | None = None
+    completed_at: dt.datetime | None = None
+    credits_charged: float | None = None
+    error: GenerationError | None = None
+    idempotency_key: str | None = None
+    outputs: list[GenerationOutput] = dataclasses.field(default_factory=list)
+    mode: str | None = None
+    result_meta: dict[str, Any] | None = None
+    _converters: ClassVar[dict[str, Any]] = {
+        "created_at": parse_datetime,
+        "completed_at": parse_datetime,
+        "credits_charged": _float,
+        "error": _error,
+    }
+    _shown: ClassVar[tuple[str, ...]] = (
+        "id",
+        "type",
+        "model",
+        "status",
+        "credits_charged",
+        "error",
+    )
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None, client: Any = None, **_: Any):
+        gen = super().from_dict(data, client=client)
+        gen.outputs = [
+            GenerationOutput.from_dict(o, client=client, generation_id=gen.id)
+            for o in (gen.raw.get("outputs") or [])
+            if isinstance(o, Mapping)
+        ]
+        return gen
+
+    def _bind(self, client: Any = None, **_: Any) -> None:
+        self._client = client
+
+    @property
+    def done(self) -> bool:
+        """True once the status is terminal (``completed`` or ``failed``)."""
+        return self.status in TERMINAL_STATUSES
+
+    is_terminal = done
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "failed"
+
+    @property
+    def completed(self) -> bool:
+        return self.status == "completed"
+
+    def raise_for_error(self) -> Generation:
+        """Raise :class:`GenerationFailed` if this generation failed; else return it."""
+        if self.status == "failed":
+            from mediagen.client._errors import GenerationFailed
+
+            raise GenerationFailed(self)
+        return self
+
+    def wait(self, timeout: float | None = None, **options: Any) -> Any:
+        """Block until terminal (see ``client.generations.wait``); returns the final state."""
+        return self._need_client().generations.wait(self, timeout=timeout, **options)
+
+    def refresh(self) -> Any:
+        """Read the current state from the service (a new Generation)."""
+        return self._need_client().generations.get(self.id)
+
+    def save(self, directory: str | Path = ".") -> Any:
+        """Save every output into ``directory``; returns the list of paths."""
+        return self._need_client().save(self, directory)
+
+    def _need_client(self) -> Any:
+        client = getattr(self, "_client", None)
+        if client is None:
+            raise RuntimeError("this generation is not bound to a client")
+        return client
+
+    def _repr_html_(self) -> str:
+        from mediagen._html import generation_html
+
+        return generation_html(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": repr(self), "text/html": self._repr_html_()}
+
+
+# --- catalog, estimate, credits -----------------------------------------------------------
+
+
+@dataclasses.dataclass(repr=False, eq=False)
+class ModelInfo(_Model):
+    """A model catalog entry; ``catalog`` reads its modes, fields, allowed values and prices."""
+
+    id: str = ""
+    type: str | None = None
+    name: str | None = None
+    description: str | None = None
+    audio_kind: str | None = None
+    family: str | None = None
+    plans: list[str] | None = None
+    mode_required: bool | None = None
+    parameters: dict[str, Any] = dataclasses.field(default_factory=dict)
+    modes: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    tiers: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    rules: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    voices: list[dict[str, Any]] | None = None
+    price_summary: str | None = None
+    example_request: dict[str, Any] = dataclasses.field(default_factory=dict)
+    _shown: ClassVar[tuple[str, ...]] = ("id", "type", "name", "price_summary")
+
+    @property
+    def catalog(self):
+        from mediagen.catalog import Catalog
+
+        return Catalog(self.raw)
+
+    @property
+    def mode_ids(self) -> list[str]:
+        return [m.get("id") for m in self.modes if isinstance(m, Mapping)]
+
+    def example(self, mode: str | None = None) -> dict[str, Any]:
+        """A ready-to-send request for ``mode`` (the first mode when omitted)."""
+        examples = self.example_request or {}
+        if mode is None:
+            mode = next(iter(examples), None)
+        if mode not in examples:
+            raise KeyError(f"model {self.id!r} has no example for mode {mode!r}")
+        return dict(examples[mode])
+
+
+@dataclasses.dataclass(repr=False, eq=False)
+class Estimate(_Model):
+    """A price quote (nothing reserved). ``credits_after_discount`` is what a submit reserves."""
+
+    allowed: bool | None = None
+    balance: float | None = None
+    can_afford: bool | None = None
+    credits: float | None = None
+    credits_after_discount: float | None = None
+    model: str | None = None
+    billable_duration_seconds: float | None = None
+    discount_percent: float | None = 0.0
+    reason: str | None = None
+    _converters: ClassVar[dict[str, Any]] = {
+        "balance": _float,
+        "credits": _float,
+        "credits_after_discount": _float,
+        "billable_duration_seconds": _float,
+        "discount_percent": _float,
+    }
+
+    def _repr_html_(self) -> str:
+        from mediagen._html import estimate_html
+
+        return estimate_html(self)
+
+
+@dataclasses.dataclass(repr=False, eq=False)
+class MemberLimit(_Model):
+    limit: float | None = None
+    used: float | None = None
+    remaining: float | None = None
+    resets_at: dt.datetime | None = None
+    _converters: ClassVar[dict[str, Any]] = {
+        "limit": _float,
+        "used": _float,
+        "remaining": _float,
+        "resets_at": parse_datetime,
+    }
+
+
+def _member_limit(value: Any) -> MemberLimit | None:
+    return MemberLimit.from_dict(value) if isinstance(value, Mapping) else None
+
+
+@dataclasses.dataclass(repr=False, eq=False)
+class Credits(_Model):
+    """What the key can spend now (``balance``), and the member cap when one applies."""
+
+    balance: float | None = None
+    organization_balance: float | None = None
+    reserved: float | None = None
+    plan: str | None = None
+    discount_percent: float | None = None
+    member_limit: MemberLimit | None = None
+    _converters: ClassVar[dict[str, Any]] = {
+        "balance": _float,
+        "organization_balance": _float,
+        "reserved": _float,
+        "discount_percent": _float,
+        "member_limit": _member_limit,
+    }
+
+    def _repr_html_(self) -> str:
+        from mediagen._html import credits_html
+
+        return credits_html(self)
+
+
+# --- uploads ------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(repr=False, eq=False)
+class UploadTicket(_Model):
+    """A registered upload: PUT the bytes to ``upload_url`` with exactly ``required_headers``."""
+
+    asset_id: str = ""
+    upload_url: str | None = None
+    required_headers: dict[str, str] = dataclasses.field(default_factory=dict)
+    expires_at: dt.datetime | None = None
+    media_type: str | None = None
+    status: str | None = None
+    _converters: ClassVar[dict[str, Any]] = {"expires_at": parse_datetime}
+    _shown: ClassVar[tuple[str, ...]] = ("asset_id", "media_type", "status", "expires_at")
+
+    def expired(self, now: dt.datetime | None = None, margin: float = 5.0) -> bool:
+        if self.expires_at is None:
+            return False
+        now = now or dt.datetime.now(dt.timezone.utc)
+        return (self.expires_at - now).total_seconds() <= margin
+
+
+@dataclasses.dataclass(repr=False, eq=False)
+class Asset(_Model):
+    """An uploaded reference file; pass it (or ``asset_id``) as a reference input."""
+
+    asset_id: str = ""
+    status: str | None = None
+    size_bytes: int | None = None
+    media_type: str | None = None
+    content_type: str | None = None
+    filename: str | None = None
+    _converters: ClassVar[dict[str, Any]] = {"size_bytes": _int}
+    _shown: ClassVar[tuple[str, ...]] = ("asset_id", "status", "content_type", "size_bytes")
+
+    def __str__(self) -> str:
+        return self.asset_id

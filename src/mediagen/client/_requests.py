@@ -1,0 +1,250 @@
+"""Sans-I/O core: build requests and turn responses into data or exceptions (pure functions).
+
+``Client`` and ``AsyncClient`` send what these functions build and hand back what they
+received; nothing here touches the network, a clock or the file system.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+from mediagen.client import _errors, _wire
+from mediagen.client._retry import parse_retry_after
+
+
+@dataclass(frozen=True)
+class RequestSpec:
+    """One API request: ``path`` is relative to the base URL (always under ``/v1``)."""
+
+    method: str
+    path: str
+    params: dict[str, Any] = field(default_factory=dict)
+    json: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    idempotent: bool = True
+
+
+def _query_value(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dt.datetime):
+        return format_datetime(value)
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, separators=(",", ":"), sort_keys=True)
+    return value
+
+
+def _query(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: _query_value(v) for k, v in params.items() if v is not None}
+
+
+def format_datetime(value: dt.datetime | str) -> str:
+    """ISO 8601 with an explicit offset (naive datetimes are taken as UTC)."""
+    if isinstance(value, str):
+        return value
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.timezone.utc)
+    text = value.astimezone(dt.timezone.utc).isoformat()
+    return text.replace("+00:00", "Z")
+
+
+def _segment(value: str, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{what} must be a non-empty string, not {value!r}")
+    return quote(value, safe="")
+
+
+# --- builders -----------------------------------------------------------------------------
+
+
+def submit(
+    kind: str,
+    body: Mapping[str, Any],
+    idempotency_key: str | None,
+    extra_headers: Mapping[str, str] | None = None,
+) -> RequestSpec:
+    """``POST /v1/{videos,images,audio}``; the key goes in the header and the body alike."""
+    if kind not in _wire.SUBMIT_PATHS:
+        raise ValueError(f"kind must be one of {sorted(_wire.SUBMIT_PATHS)}, not {kind!r}")
+    payload = dict(body)
+    headers: dict[str, str] = {}
+    if idempotency_key is not None:
+        payload["idempotency_key"] = idempotency_key
+        headers[_wire.IDEMPOTENCY_HEADER] = idempotency_key
+    headers.update(extra_headers or {})
+    return RequestSpec(
+        "POST",
+        _wire.SUBMIT_PATHS[kind],
+        json=payload,
+        headers=headers,
+        idempotent=idempotency_key is not None,
+    )
+
+
+def get_generation(generation_id: str) -> RequestSpec:
+    return RequestSpec(
+        "GET",
+        _wire.GENERATION_PATH.format(generation_id=_segment(generation_id, "generation_id")),
+    )
+
+
+def list_generations(
+    *,
+    limit: int | None = None,
+    after: str | None = None,
+    status: str | None = None,
+    type: str | None = None,
+    model: str | None = None,
+    created_after: dt.datetime | str | None = None,
+) -> RequestSpec:
+    params = {
+        _wire.LIST_LIMIT_PARAM: limit,
+        _wire.LIST_CURSOR_PARAM: after,
+        "status": status,
+        "type": type,
+        "model": model,
+        "created_after": created_after,
+    }
+    return RequestSpec("GET", _wire.GENERATIONS_PATH, params=_query(params))
+
+
+def list_models(type: str | None = None) -> RequestSpec:
+    return RequestSpec("GET", _wire.MODELS_PATH, params=_query({"type": type}))
+
+
+def get_model(model_id: str) -> RequestSpec:
+    return RequestSpec("GET", _wire.MODEL_PATH.format(model_id=_segment(model_id, "model id")))
+
+
+def estimate(model_id: str, query: Mapping[str, Any]) -> RequestSpec:
+    return RequestSpec(
+        "GET",
+        _wire.ESTIMATE_PATH.format(model_id=_segment(model_id, "model id")),
+        params=_query(query),
+    )
+
+
+def credits() -> RequestSpec:
+    return RequestSpec("GET", _wire.CREDITS_PATH)
+
+
+def register_upload(filename: str, content_type: str, size_bytes: int) -> RequestSpec:
+    body = {
+        _wire.UPLOAD_FILENAME: filename,
+        _wire.UPLOAD_CONTENT_TYPE: content_type,
+        _wire.UPLOAD_SIZE: int(size_bytes),
+    }
+    return RequestSpec("POST", _wire.UPLOADS_PATH, json=body)
+
+
+# --- responses ----------------------------------------------------------------------------
+
+
+def decode_json(content: bytes) -> Any:
+    if not content:
+        return None
+    try:
+        return json.loads(content)
+    except ValueError:
+        return None
+
+
+def error_from_response(
+    status: int,
+    headers: Mapping[str, str],
+    content: bytes,
+    *,
+    method: str | None = None,
+    path: str | None = None,
+) -> _errors.APIError:
+    """The exception for an error response; both the spec's body and FastAPI's are read.
+
+    Shapes: ``{"error": {code, message, details, trace_id}}`` (the spec's), ``{"detail":
+    [{loc, msg, type}]}`` (the 422 of ``GET /v1/generations/{id}`` may carry it), ``{"detail":
+    "text"}``, or a body that is not JSON at all.
+    """
+    body = decode_json(content)
+    code = message = trace_id = None
+    details: list[dict[str, Any]] = []
+    if isinstance(body, Mapping) and isinstance(body.get("error"), Mapping):
+        error = body["error"]
+        code = error.get("code")
+        message = error.get("message")
+        trace_id = error.get("trace_id")
+        details = [d for d in error.get("details") or [] if isinstance(d, Mapping)]
+    elif isinstance(body, Mapping) and "detail" in body:
+        detail = body["detail"]
+        if isinstance(detail, list):
+            details = [d for d in detail if isinstance(d, Mapping)]
+            message = "Request validation failed: " + "; ".join(
+                _errors.format_detail(d) for d in details[:5]
+            )
+            code = "validation_error" if status == 422 else None
+        else:
+            message = str(detail)
+    if not message:
+        text = content[:300].decode("utf-8", "replace").strip() if content else ""
+        message = text or f"HTTP {status} with no error body"
+    trace_id = trace_id or _header(headers, _wire.TRACE_HEADER)
+    cls = _errors.error_class(status, code)
+    kwargs: dict[str, Any] = {
+        "status": status,
+        "code": code,
+        "details": details,
+        "trace_id": trace_id,
+        "method": method,
+        "path": path,
+        "body": body,
+    }
+    if cls is _errors.RateLimitError:
+        kwargs["retry_after"] = parse_retry_after(_header(headers, _wire.RETRY_AFTER_HEADER))
+    return cls(str(message), **kwargs)
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    value = headers.get(name)
+    if value is None:
+        lower = name.lower()
+        for key, found in headers.items():
+            if key.lower() == lower:
+                return found
+    return value
+
+
+def parse_response(
+    status: int,
+    headers: Mapping[str, str],
+    content: bytes,
+    *,
+    method: str | None = None,
+    path: str | None = None,
+) -> Any:
+    """The decoded JSON of a 2xx response; raises the matching ``APIError`` otherwise."""
+    if 200 <= status < 300:
+        data = decode_json(content)
+        if data is None and content:
+            raise _errors.APIError(
+                "The service answered with a body that is not JSON.",
+                status=status,
+                method=method,
+                path=path,
+            )
+        return data
+    raise error_from_response(status, headers, content, method=method, path=path)
+
+
+def page_items(page: Mapping[str, Any]) -> list[Any]:
+    items = page.get(_wire.LIST_ITEMS)
+    return list(items) if isinstance(items, list) else []
+
+
+def page_next_cursor(page: Mapping[str, Any]) -> str | None:
+    cursor = page.get(_wire.LIST_NEXT_CURSOR)
+    if not cursor or page.get(_wire.LIST_HAS_MORE) is False:
+        return None
+    return str(cursor)

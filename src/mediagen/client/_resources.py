@@ -1,0 +1,574 @@
+"""The resources (``client.videos``, ``.generations``, ``.models`` ...), written once.
+
+Each public method builds a flow (a generator of effects, see ``_effects``) and hands it to
+``client._run`` (one result) or ``client._iterate`` (many). ``Client`` runs flows with blocking
+I/O and returns values; ``AsyncClient`` runs them with ``await`` and returns awaitables /
+async iterators. So ``client.images.create(...)`` and ``await aclient.images.create(...)``
+share every line of logic.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from mediagen.client import _requests, _uploads, _wait, _wire
+from mediagen.client._budget import active_budgets
+from mediagen.client._effects import Call, Emit
+from mediagen.client._errors import (
+    APIError,
+    LocalValidationError,
+    NotFoundError,
+    UnknownFieldError,
+)
+from mediagen.client._models import (
+    Asset,
+    Credits,
+    Estimate,
+    Generation,
+    GenerationOutput,
+    ModelInfo,
+    UploadTicket,
+)
+
+_NOT_GIVEN: Any = object()
+
+
+def new_idempotency_key() -> str:
+    return f"mg-{uuid.uuid4()}"
+
+
+class _Resource:
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} of {self._client!r}>"
+
+
+# --- submit -------------------------------------------------------------------------------
+
+
+def check_fields(kind: str, fields: Mapping[str, Any]) -> None:
+    """Reject keyword arguments no submit endpoint of the spec knows (nothing is sent)."""
+    known = _wire.SUBMIT_FIELDS[kind]
+    unknown = [name for name in fields if name not in known]
+    if not unknown:
+        return
+    details = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        details.append(
+            {
+                "loc": ["body", name],
+                "msg": f"unknown field for {_wire.SUBMIT_PATHS[kind]}{hint} "
+                "(pass extra_body={...} to send it anyway)",
+                "type": "extra_forbidden",
+            }
+        )
+    names = ", ".join(repr(n) for n in unknown)
+    raise UnknownFieldError(
+        f"unknown field(s) {names} for {kind} generation", code="validation_error",
+        details=details,
+    )  # fmt: skip
+
+
+def _is_local_path(value: Any) -> bool:
+    if isinstance(value, Path):
+        return True
+    if isinstance(value, str) and not value.startswith(_wire.ASSET_ID_PREFIX):
+        return ("/" in value or os.sep in value or "." in value) and os.path.isfile(value)
+    return False
+
+
+def resolve_reference(client: Any, value: Any):
+    """Flow: an asset id from an id, an Asset, a GenerationOutput, or a local path (uploaded)."""
+    if isinstance(value, Asset):
+        return value.asset_id
+    if isinstance(value, GenerationOutput):
+        if not value.asset_id:
+            raise ValueError("this output has no asset_id to use as a reference")
+        return value.asset_id
+    if isinstance(value, UploadTicket):
+        return value.asset_id
+    if _is_local_path(value):
+        asset = yield from _uploads.upload(client, _uploads.make_source(value))
+        return asset.asset_id
+    return value
+
+
+def resolve_references(client: Any, body: dict[str, Any]):
+    for name in _wire.ASSET_FIELDS:
+        if body.get(name) is not None:
+            body[name] = yield from resolve_reference(client, body[name])
+    for name in _wire.ASSET_LIST_FIELDS:
+        if isinstance(body.get(name), (list, tuple)):
+            resolved = []
+            for value in body[name]:
+                resolved.append((yield from resolve_reference(client, value)))
+            body[name] = resolved
+    if isinstance(body.get("keyframes"), list):
+        frames = []
+        for frame in body["keyframes"]:
+            if isinstance(frame, Mapping) and frame.get("image") is not None:
+                frame = {**frame, "image": (yield from resolve_reference(client, frame["image"]))}
+            frames.append(frame)
+        body["keyframes"] = frames
+    if isinstance(body.get("elements"), list):
+        elements = []
+        for element in body["elements"]:
+            if isinstance(element, Mapping) and isinstance(element.get("images"), list):
+                images = []
+                for value in element["images"]:
+                    images.append((yield from resolve_reference(client, value)))
+                element = {**element, "images": images}
+            elements.append(element)
+        body["elements"] = elements
+    return body
+
+
+def get_model(client: Any, model_id: str, refresh: bool = False):
+    cached = None if refresh else client._models_cache.get(model_id)
+    if cached is not None:
+        return cached
+    info = ModelInfo.from_dict((yield Call(_requests.get_model(model_id))))
+    client._models_cache[model_id] = info
+    return info
+
+
+def estimate_for_request(client: Any, request: Mapping[str, Any], entry: ModelInfo | None):
+    model = request.get("model")
+    if not model:
+        raise ValueError("the request has no 'model' to estimate")
+    if entry is None:
+        entry = yield from get_model(client, model)
+    query = entry.catalog.estimate_query(request)
+    return Estimate.from_dict((yield Call(_requests.estimate(model, query))))
+
+
+def submit(
+    client: Any,
+    kind: str,
+    fields: dict[str, Any],
+    *,
+    extra_body: Mapping[str, Any] | None,
+    extra_headers: Mapping[str, str] | None,
+    validate: bool | None,
+    estimate: bool | None,
+    quote: Estimate | None = None,
+):
+    """Flow: check, resolve references, (estimate), journal, POST, journal.
+
+    ``quote`` is an estimate already made for exactly this body (a batch quotes first); it is
+    used for the budget instead of asking again.
+    """
+    check_fields(kind, fields)
+    body = {k: v for k, v in fields.items() if v is not None}
+    key = body.pop("idempotency_key", None) or new_idempotency_key()
+    body = yield from resolve_references(client, body)
+    config = client._config
+    budgets = tuple(active_budgets())
+    if client._budget is not None:
+        budgets = (client._budget, *budgets)
+    validate = config.validate if validate is None else validate
+    want_estimate = bool(budgets) or (config.estimate if estimate is None else estimate)
+    entry = None
+    model = body.get("model")
+    if (validate or want_estimate) and isinstance(model, str) and model:
+        try:
+            entry = yield from get_model(client, model)
+        except NotFoundError:
+            entry = None  # the service will say what is wrong with the model id
+    if validate and entry is not None:
+        problems = entry.catalog.validate(body, kind=kind)
+        if problems:
+            raise LocalValidationError(
+                f"invalid request for model {model!r} (nothing was sent)",
+                code="validation_error",
+                details=problems,
+            )
+    if extra_body:
+        body.update(extra_body)
+    if quote is None and want_estimate and entry is not None:
+        quote = yield from estimate_for_request(client, {**body, "idempotency_key": key}, entry)
+    taken: list[Any] = []
+    price = quote.credits_after_discount if quote is not None else None
+    if budgets and price is not None:
+        try:
+            for found in budgets:
+                found.reserve(price)
+                taken.append(found)
+        except Exception:
+            for found in taken:
+                found.release(price)
+            raise
+    client._journal_event("attempt", kind, body, key, None, quote)
+    try:
+        data = yield Call(_requests.submit(kind, body, key, extra_headers))
+    except APIError:
+        for found in taken:
+            found.release(price)
+        raise
+    gen = Generation.from_dict(data, client=client)
+    client._journal_event("submitted", kind, body, key, gen, quote)
+    return gen
+
+
+class _Create(_Resource):
+    _kind = ""
+
+    def create(
+        self,
+        *,
+        extra_body: Mapping[str, Any] | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        validate: bool | None = None,
+        estimate: bool | None = None,
+        **fields: Any,
+    ) -> Any:
+        """Submit a generation; returns it ``pending`` (``.wait()`` for the result).
+
+        Fields are the spec's body fields as keyword arguments; an unknown one raises
+        :class:`UnknownFieldError` (send it anyway with ``extra_body={...}``). Reference
+        inputs take an asset id, an ``Asset``, a ``GenerationOutput`` or a local path
+        (uploaded first). The request is checked against the model's catalog entry before
+        sending (``validate=False`` skips that). An ``idempotency_key`` is made when none is
+        given, and reused on every retry, so a retry can never charge twice.
+        """
+        flow = submit(
+            self._client,
+            self._kind,
+            fields,
+            extra_body=extra_body,
+            extra_headers=extra_headers,
+            validate=validate,
+            estimate=estimate,
+        )
+        return self._client._run(flow)
+
+
+class Videos(_Create):
+    """``POST /v1/videos``."""
+
+    _kind = "video"
+
+
+class Images(_Create):
+    """``POST /v1/images``."""
+
+    _kind = "image"
+
+
+class Audio(_Create):
+    """``POST /v1/audio`` (speech or music: the model decides)."""
+
+    _kind = "audio"
+
+
+# --- generations --------------------------------------------------------------------------
+
+
+def _get(client: Any, generation_id: str):
+    data = yield Call(_requests.get_generation(generation_id))
+    return Generation.from_dict(data, client=client)
+
+
+def _page(client: Any, query: Mapping[str, Any]):
+    return (yield Call(_requests.list_generations(**query)))
+
+
+def _list(client: Any, query: dict[str, Any], max_items: int | None):
+    seen = 0
+    while True:
+        page = yield Call(_requests.list_generations(**query))
+        for item in _requests.page_items(page):
+            yield Emit(Generation.from_dict(item, client=client))
+            seen += 1
+            if max_items is not None and seen >= max_items:
+                return
+        cursor = _requests.page_next_cursor(page)
+        if cursor is None:
+            return
+        query = {**query, "after": cursor}
+
+
+def _fetch_many(client: Any, ids: Iterable[str]):
+    out = []
+    for gid in ids:
+        try:
+            out.append((yield from _get(client, gid)))
+        except NotFoundError:
+            continue
+    return out
+
+
+def _resume(client: Any, wait: bool, download: bool):
+    records = client._journal_pending()
+    gens = yield from _fetch_many(client, [r["generation_id"] for r in records])
+    out = []
+    for gen in gens:
+        if gen.done:
+            gen = yield from _wait.finish(client, gen, download)
+        elif wait:
+            gen = yield from _wait.wait(
+                client,
+                gen,
+                timeout=None,
+                on_update=None,
+                poll_interval=client._config.poll_interval,
+                download=download,
+            )
+        out.append(gen)
+    return out
+
+
+class GenerationList:
+    """Every generation matching the filters, following cursors (iterate it)."""
+
+    def __init__(self, resource: Generations, query: dict[str, Any], max_items: int | None):
+        self._resource = resource
+        self._query = query
+        self._max_items = max_items
+
+    def __iter__(self):
+        client = self._resource._client
+        return iter(client._iterate(_list(client, dict(self._query), self._max_items)))
+
+    def __aiter__(self):
+        client = self._resource._client
+        return client._iterate(_list(client, dict(self._query), self._max_items)).__aiter__()
+
+    def to_dataframe(self, **options: Any) -> Any:
+        filters = {k: v for k, v in self._query.items() if k not in ("limit", "after")}
+        return self._resource.to_dataframe(**filters, **options)
+
+    def __repr__(self) -> str:
+        return f"GenerationList({self._query!r})"
+
+
+class Generations(_Resource):
+    """``GET /v1/generations[/{id}]`` plus waiting, watching and resuming."""
+
+    def get(self, generation_id: str) -> Any:
+        """One generation's current state."""
+        return self._client._run(_get(self._client, _wait.generation_id(generation_id)))
+
+    def list(
+        self,
+        *,
+        status: str | None = None,
+        type: str | None = None,
+        model: str | None = None,
+        created_after: Any = None,
+        limit: int | None = None,
+        max_items: int | None = None,
+    ) -> GenerationList:
+        """Iterate every matching generation, newest first (cursors followed for you).
+
+        ``limit`` is the page size (default 100, the maximum); ``max_items`` stops early.
+        Async: ``async for g in aclient.generations.list(...)``.
+        """
+        query = {
+            "status": status,
+            "type": type,
+            "model": model,
+            "created_after": created_after,
+            "limit": limit or _wire.PAGE_SIZE_MAX,
+        }
+        return GenerationList(self, {k: v for k, v in query.items() if v is not None}, max_items)
+
+    def _list_page_raw(
+        self,
+        *,
+        limit: int | None = None,
+        after: str | None = None,
+        status: str | None = None,
+        type: str | None = None,
+        model: str | None = None,
+        created_after: Any = None,
+    ) -> Any:
+        """One page of ``GET /v1/generations`` as the service sent it (thread-safe)."""
+        query = {
+            "limit": limit,
+            "after": after,
+            "status": status,
+            "type": type,
+            "model": model,
+            "created_after": created_after,
+        }
+        return self._client._run(_page(self._client, query))
+
+    def wait(
+        self,
+        generation: Any,
+        timeout: float | None = None,
+        *,
+        on_update: Callable[[Generation], Any] | None = None,
+        progress: Callable[[Generation], Any] | None = None,
+        poll_interval: Any = None,
+        download: bool | None = None,
+    ) -> Any:
+        """Poll until ``completed`` or ``failed`` and return the final Generation.
+
+        Polls every ``poll_interval`` (client default 2 s backing off to 5 s); calls
+        ``on_update(generation)`` (alias ``progress``) after each poll. Raises
+        :class:`WaitTimeoutError` after ``timeout`` seconds (the job may still complete and
+        be charged; nothing is resubmitted). Completed outputs are downloaded into the cache
+        (``download=False`` skips that). A failed generation is returned, not raised: call
+        ``.raise_for_error()``.
+        """
+        from mediagen.client._config import normalize_poll_interval
+
+        config = self._client._config
+        flow = _wait.wait(
+            self._client,
+            generation,
+            timeout=timeout,
+            on_update=on_update or progress,
+            poll_interval=(
+                config.poll_interval
+                if poll_interval is None
+                else normalize_poll_interval(poll_interval)
+            ),
+            download=config.download if download is None else download,
+        )
+        return self._client._run(flow)
+
+    def watch(
+        self,
+        generations: Iterable[Any],
+        *,
+        timeout: float | None = None,
+        on_update: Callable[[Generation], Any] | None = None,
+        poll_interval: Any = None,
+        download: bool | None = None,
+    ) -> Any:
+        """Yield each generation as it finishes (completion order).
+
+        Costs requests per page of the list endpoint (100 generations a page) per round, not
+        one request per job.
+        """
+        from mediagen.client._config import normalize_poll_interval
+
+        config = self._client._config
+        flow = _wait.watch(
+            self._client,
+            list(generations),
+            timeout=timeout,
+            on_update=on_update,
+            poll_interval=(
+                config.poll_interval
+                if poll_interval is None
+                else normalize_poll_interval(poll_interval)
+            ),
+            download=config.download if download is None else download,
+        )
+        return self._client._iterate(flow)
+
+    def pending(self) -> list[dict[str, Any]]:
+        """Journal records of generations this machine submitted that were last seen pending."""
+        return self._client._journal_pending()
+
+    def resume(self, *, wait: bool = False, download: bool | None = None) -> Any:
+        """Re-attach after a kernel restart: the current state of every journaled pending job.
+
+        Finished ones are journaled (and downloaded); ``wait=True`` also waits for the rest.
+        """
+        config = self._client._config
+        return self._client._run(
+            _resume(self._client, wait, config.download if download is None else download)
+        )
+
+    def to_dataframe(self, **filters: Any) -> Any:
+        """All matching generations as a pandas DataFrame (``mediagen.history``)."""
+        from mediagen.history import generations_frame
+
+        return generations_frame(self._client._sync_twin(), **filters)
+
+
+# --- models, credits, uploads -------------------------------------------------------------
+
+
+def _list_models(client: Any, type: str | None):
+    data = yield Call(_requests.list_models(type))
+    models = [ModelInfo.from_dict(m) for m in _requests.page_items(data or {})]
+    for info in models:
+        client._models_cache[info.id] = info
+    return models
+
+
+def _estimate(client: Any, model_id: str, query: Mapping[str, Any]):
+    return Estimate.from_dict((yield Call(_requests.estimate(model_id, query))))
+
+
+def _credits(client: Any):
+    return Credits.from_dict((yield Call(_requests.credits())))
+
+
+def _total_estimate(client: Any, requests: list[Mapping[str, Any]]):
+    quotes = []
+    for request in requests:
+        quotes.append((yield from estimate_for_request(client, request, None)))
+    return quotes
+
+
+class Models(_Resource):
+    """The catalog: ``GET /v1/models``, ``/v1/models/{id}`` and the estimate endpoint."""
+
+    def list(self, *, type: str | None = None) -> Any:
+        """Every model (of ``type``: ``image``, ``video`` or ``audio``) as ``ModelInfo``."""
+        return self._client._run(_list_models(self._client, type))
+
+    def get(self, model_id: str, *, refresh: bool = False) -> Any:
+        """One catalog entry (cached per client; ``refresh=True`` reads it again)."""
+        return self._client._run(get_model(self._client, model_id, refresh))
+
+    def estimate(self, model_id: str, **query: Any) -> Any:
+        """``GET /v1/models/{id}/estimate`` with the wire contract's query names."""
+        return self._client._run(_estimate(self._client, model_id, query))
+
+    def estimate_request(self, request: Mapping[str, Any]) -> Any:
+        """The quote for exactly this submit body (mapped with ``Catalog.estimate_query``)."""
+        return self._client._run(estimate_for_request(self._client, dict(request), None))
+
+    def estimate_many(self, requests: Iterable[Mapping[str, Any]]) -> Any:
+        """One quote per request (for showing a batch's total before submitting it)."""
+        return self._client._run(_total_estimate(self._client, [dict(r) for r in requests]))
+
+
+class CreditsResource(_Resource):
+    """``GET /v1/credits``."""
+
+    def get(self) -> Any:
+        return self._client._run(_credits(self._client))
+
+
+class Uploads(_Resource):
+    """``POST /v1/uploads`` then a streamed PUT of the bytes to the signed URL."""
+
+    def create(self, *, filename: str, content_type: str, size_bytes: int) -> Any:
+        """Register a file; returns the ``UploadTicket`` (``upload_url``, headers, expiry)."""
+        return self._client._run(
+            _uploads.register(self._client, filename, content_type, size_bytes)
+        )
+
+    def upload(
+        self,
+        source: Any,
+        *,
+        filename: str | None = None,
+        content_type: str | None = None,
+        ticket: UploadTicket | None = None,
+    ) -> Any:
+        """Upload a path, bytes or binary file object; returns the ready ``Asset``.
+
+        Streams in 1 MiB chunks with exactly the ticket's ``required_headers`` (never the API
+        key); an expired ticket is registered again.
+        """
+        made = _uploads.make_source(source, filename, content_type)
+        return self._client._run(_uploads.upload(self._client, made, ticket))

@@ -1,0 +1,148 @@
+"""The retry policy and the shared per-key gate: pure decisions, no I/O, no sleeping.
+
+``RetryPolicy.delay(attempt, ...)`` says how long to wait before the next attempt, or None to
+give up. The drivers in ``_sync`` / ``_async`` do the sleeping. Tests inject ``random`` and
+call the functions directly.
+
+Rules: connection errors, timeouts, 429 and 5xx are retried; 401, 402, 403, 404, 409 and 422
+never. A non-idempotent request (a submit without an idempotency key) is never retried after
+it may have reached the server -- the client always gives submits a key, so in practice every
+submit is retried safely.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+NEVER_RETRY = frozenset({400, 401, 402, 403, 404, 409, 422})
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Capped exponential backoff with jitter; ``Retry-After`` is honoured on 429."""
+
+    max_retries: int = 3
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+    max_retry_after: float = 60.0
+    jitter: float = 0.5  # the delay is scaled by a random factor in [1 - jitter, 1]
+
+    def should_retry_status(self, status: int) -> bool:
+        return status in RETRY_STATUSES or (status >= 500 and status not in (501, 505))
+
+    def backoff(self, attempt: int, rand: Callable[[], float] = random.random) -> float:
+        """Delay before retry number ``attempt`` (0-based), without a server hint."""
+        raw = min(self.max_delay, self.base_delay * (2**attempt))
+        return raw * (1.0 - self.jitter * rand())
+
+    def delay(
+        self,
+        attempt: int,
+        *,
+        status: int | None = None,
+        connection_error: bool = False,
+        retry_after: float | None = None,
+        idempotent: bool = True,
+        sent: bool = True,
+        rand: Callable[[], float] = random.random,
+    ) -> float | None:
+        """Seconds to wait before the next attempt, or None when the error is final.
+
+        ``attempt`` counts the retries already made. ``sent`` is False when the request
+        certainly did not reach the server (a connect error), which makes even a
+        non-idempotent request safe to retry.
+        """
+        if attempt >= self.max_retries:
+            return None
+        if connection_error:
+            if not idempotent and sent:
+                return None
+            return self.backoff(attempt, rand)
+        if status is None or not self.should_retry_status(status):
+            return None
+        if not idempotent and status != 429:  # a 429 was refused before any work
+            return None
+        if status == 429 and retry_after is not None:
+            if retry_after > self.max_retry_after:
+                return None
+            # Honour the hint; a little jitter spreads clients that were told the same time.
+            return retry_after + min(0.25, retry_after * 0.1) * rand()
+        return self.backoff(attempt, rand)
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """``Retry-After`` as seconds (delta-seconds or an HTTP date); None if absent or bad."""
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    import datetime as dt
+
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    return max(0.0, (when - dt.datetime.now(dt.timezone.utc)).total_seconds())
+
+
+class KeyGate:
+    """Shared by every client of one (service, key) in this process.
+
+    After a 429 every request of that key waits out ``Retry-After`` (no 429 storm from many
+    pollers), and an optional ``rate`` (requests per second) spaces requests out. Thread-safe;
+    the caller sleeps for the returned delay (``time.sleep`` or ``asyncio.sleep``).
+    """
+
+    def __init__(self, rate: float | None = None, clock: Callable[[], float] = time.monotonic):
+        self.rate = rate
+        self.clock = clock
+        self._blocked_until = 0.0
+        self._next_slot = 0.0
+        self._lock = threading.Lock()
+
+    def acquire(self) -> float:
+        """Reserve a slot for one request; returns how long to wait before sending it."""
+        with self._lock:
+            now = self.clock()
+            start = max(now, self._blocked_until)
+            if self.rate:
+                start = max(start, self._next_slot)
+                self._next_slot = start + 1.0 / self.rate
+            return start - now
+
+    def penalize(self, seconds: float) -> None:
+        """The service said 429 with ``Retry-After: seconds``: hold every request that long."""
+        with self._lock:
+            self._blocked_until = max(self._blocked_until, self.clock() + max(0.0, seconds))
+
+    @property
+    def blocked_for(self) -> float:
+        with self._lock:
+            return max(0.0, self._blocked_until - self.clock())
+
+
+_GATES: dict[tuple[str, str], KeyGate] = {}
+_GATES_LOCK = threading.Lock()
+
+
+def gate_for(base_url: str, key_fingerprint: str, rate: float | None = None) -> KeyGate:
+    """The process-wide gate of one (service, key); ``rate`` updates it when given."""
+    with _GATES_LOCK:
+        gate = _GATES.get((base_url, key_fingerprint))
+        if gate is None:
+            gate = _GATES[(base_url, key_fingerprint)] = KeyGate(rate)
+        elif rate is not None:
+            gate.rate = rate
+        return gate

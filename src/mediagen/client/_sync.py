@@ -1,0 +1,292 @@
+"""``mediagen.Client``: runs the shared flows with a blocking ``httpx.Client``."""
+
+from __future__ import annotations
+
+import contextvars
+import inspect
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from mediagen.client import _batch
+from mediagen.client._base import USER_AGENT, BaseClient, log
+from mediagen.client._effects import Blocking, Call, Emit, Fetch, Invoke, Now, Put, Sleep
+from mediagen.client._errors import APIConnectionError, APITimeoutError
+from mediagen.client._requests import RequestSpec, decode_json, error_from_response
+
+CHUNK = 1 << 20
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout)
+
+
+def connection_error(exc: Exception, method: str, where: str) -> APIConnectionError:
+    """An APIConnectionError / APITimeoutError for a transport failure (no headers in it)."""
+    cls = APITimeoutError if isinstance(exc, httpx.TimeoutException) else APIConnectionError
+    what = "timed out" if cls is APITimeoutError else "failed"
+    return cls(
+        f"{method} {where} {what} after retries: {type(exc).__name__}: {exc}",
+        method=method,
+        path=where,
+    )
+
+
+def file_url_path(url: str) -> str:
+    """A file URL without its query (the signature) for messages."""
+    return url.split("?", 1)[0]
+
+
+def strip_auth(request: httpx.Request) -> httpx.Request:
+    """Upload and output URLs never get the API key, whatever the http client's defaults."""
+    for name in ("Authorization", "Proxy-Authorization"):
+        if name in request.headers:
+            del request.headers[name]
+    return request
+
+
+class Client(BaseClient):
+    """The blocking client. ``Client(api_key=None, base_url=None, **options)``.
+
+    ``api_key`` / ``base_url`` default to ``MEDIAGEN_API_KEY`` / ``MEDIAGEN_BASE_URL``.
+    Options: ``timeout`` (s, default 60), ``max_retries`` (3), ``poll_interval`` (``(2, 5)``:
+    start and cap, or one number), ``cache_dir`` (outputs and journal), ``journal`` (None:
+    default file under the cache dir; a path; False: off), ``http_client`` (your own
+    ``httpx.Client``, e.g. with event hooks), ``validate`` (check requests against the
+    catalog before sending), ``download`` (download outputs as soon as ``wait`` sees them),
+    ``estimate`` (quote every submit first), ``budget`` (credits), ``rate_limit`` (requests
+    per second for this key).
+    """
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        *,
+        http_client: httpx.Client | None = None,
+        sleep: Callable[[float], Any] | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(api_key, base_url, **options)
+        self._sleep = sleep or time.sleep
+        self._owns_http = http_client is None
+        if http_client is None:
+            timeout = self._config.timeout
+            http_client = httpx.Client(
+                timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+                headers={"User-Agent": USER_AGENT},
+                follow_redirects=False,
+            )
+        self._http = http_client
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        if self._owns_http:
+            self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def to_async(self, **overrides: Any) -> Any:
+        """An ``AsyncClient`` with the same settings (and key); ``overrides`` change options."""
+        from mediagen.client._async import AsyncClient
+
+        config = self._config.replace(**overrides) if overrides else self._config
+        return AsyncClient(_config=config, budget=self._budget, clock=self._clock)
+
+    def _sync_twin(self) -> Client:
+        return self
+
+    def _submit_batch(self, requests, kind, concurrency, on_estimate, max_credits) -> Any:
+        result = self._run(_batch.prepare(self, requests, kind, on_estimate, max_credits))
+        todo = _batch.runnable(result)
+        if todo:
+            # Threads, each in a copy of this context, so ``with mediagen.budget(...)`` holds.
+            with ThreadPoolExecutor(max_workers=min(concurrency, len(todo))) as pool:
+                futures = [
+                    pool.submit(
+                        contextvars.copy_context().run, self._run, _batch.submit_item(self, item)
+                    )
+                    for item in todo
+                ]
+                for future in futures:
+                    future.result()
+        return result
+
+    # --- running flows --------------------------------------------------------------------
+
+    def _run(self, flow: Any) -> Any:
+        value: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                effect = flow.throw(error) if error is not None else flow.send(value)
+            except StopIteration as stop:
+                return stop.value
+            value, error = None, None
+            try:
+                value = self._perform(effect)
+            except Exception as exc:
+                error = exc
+
+    def _iterate(self, flow: Any) -> Iterator[Any]:
+        value: Any = None
+        error: BaseException | None = None
+        try:
+            while True:
+                try:
+                    effect = flow.throw(error) if error is not None else flow.send(value)
+                except StopIteration:
+                    return
+                value, error = None, None
+                if type(effect) is Emit:
+                    yield effect.item
+                    continue
+                try:
+                    value = self._perform(effect)
+                except Exception as exc:
+                    error = exc
+        finally:
+            flow.close()
+
+    def _perform(self, effect: Any) -> Any:
+        kind = type(effect)
+        if kind is Call:
+            return self._call(effect.spec)
+        if kind is Sleep:
+            if effect.seconds > 0:
+                self._sleep(effect.seconds)
+            return None
+        if kind is Now:
+            return self._clock()
+        if kind is Invoke:
+            result = effect.fn(*effect.args)
+            if inspect.isawaitable(result):
+                raise TypeError("a callback of the blocking Client must not be async")
+            return result
+        if kind is Blocking:
+            return effect.fn(*effect.args)
+        if kind is Fetch:
+            return self._fetch(effect.url, effect.temp)
+        if kind is Put:
+            return self._put(effect)
+        raise TypeError(f"unknown effect {effect!r}")
+
+    # --- I/O ------------------------------------------------------------------------------
+
+    def _call(self, spec: RequestSpec) -> Any:
+        url = self._config.base_url + spec.path
+        headers = {**self._auth_headers, **spec.headers} if spec.headers else self._auth_headers
+        policy, gate = self._policy, self._gate
+        attempt = 0
+        while True:
+            hold = gate.acquire()
+            if hold > 0:
+                self._sleep(hold)
+            try:
+                response = self._http.request(
+                    spec.method, url, params=spec.params or None, json=spec.json, headers=headers
+                )
+            except httpx.TransportError as exc:
+                delay = policy.delay(
+                    attempt,
+                    connection_error=True,
+                    idempotent=spec.idempotent,
+                    sent=not isinstance(exc, _NOT_SENT),
+                )
+                if delay is None:
+                    raise connection_error(exc, spec.method, spec.path) from None
+                log.info("mediagen: %s %s: %s; retry in %.2fs", spec.method, spec.path,
+                         type(exc).__name__, delay)  # fmt: skip
+                self._sleep(delay)
+                attempt += 1
+                continue
+            status = response.status_code
+            if status < 300:
+                return decode_json(response.content)
+            error = error_from_response(
+                status, response.headers, response.content, method=spec.method, path=spec.path
+            )
+            retry_after = getattr(error, "retry_after", None)
+            delay = policy.delay(
+                attempt, status=status, retry_after=retry_after, idempotent=spec.idempotent
+            )
+            if delay is None:
+                raise error
+            log.info("mediagen: %s %s: HTTP %s; retry in %.2fs", spec.method, spec.path,
+                     status, delay)  # fmt: skip
+            if status == 429:
+                gate.penalize(delay)  # every request of this key waits, not just this one
+            else:
+                self._sleep(delay)
+            attempt += 1
+
+    def _fetch(self, url: str, temp: Path) -> str | None:
+        attempt = 0
+        where = file_url_path(url)
+        while True:
+            request = strip_auth(self._http.build_request("GET", url))
+            try:
+                response = self._http.send(request, stream=True)
+                try:
+                    if response.status_code >= 400:
+                        response.read()
+                        error = error_from_response(
+                            response.status_code, response.headers, response.content,
+                            method="GET", path=where,
+                        )  # fmt: skip
+                        delay = self._policy.delay(attempt, status=response.status_code)
+                        if delay is None:
+                            raise error
+                        self._sleep(delay)
+                        attempt += 1
+                        continue
+                    with open(temp, "wb") as handle:
+                        for chunk in response.iter_bytes(CHUNK):
+                            handle.write(chunk)
+                    return response.headers.get("content-type")
+                finally:
+                    response.close()
+            except httpx.TransportError as exc:
+                delay = self._policy.delay(attempt, connection_error=True)
+                if delay is None:
+                    raise connection_error(exc, "GET", where) from None
+                self._sleep(delay)
+                attempt += 1
+
+    def _put(self, effect: Put) -> Any:
+        attempt = 0
+        where = file_url_path(effect.url)
+        while True:
+            request = strip_auth(
+                self._http.build_request(
+                    "PUT", effect.url, content=effect.source.content(), headers=effect.headers
+                )
+            )
+            try:
+                response = self._http.send(request)
+            except httpx.TransportError as exc:
+                delay = self._policy.delay(attempt, connection_error=True)
+                if delay is None:
+                    raise connection_error(exc, "PUT", where) from None
+                self._sleep(delay)
+                attempt += 1
+                continue
+            status = response.status_code
+            if status < 300:
+                return decode_json(response.content)
+            if status == 409 and attempt > 0:
+                return {"status": "ready"}  # an earlier attempt delivered the bytes
+            error = error_from_response(
+                status, response.headers, response.content, method="PUT", path=where
+            )
+            delay = self._policy.delay(attempt, status=status)
+            if delay is None:
+                raise error
+            self._sleep(delay)
+            attempt += 1

@@ -1,0 +1,156 @@
+"""Waiting for generations: ``wait`` (one job) and ``watch`` (many, per page not per job).
+
+Polling starts at ``poll_interval[0]`` and backs off by half each time up to
+``poll_interval[1]`` (2 s -> 5 s by default). ``wait`` never resubmits; on timeout it raises
+:class:`WaitTimeoutError` naming the generation and saying it may still complete.
+
+``watch`` asks ``GET /v1/generations?created_after=<oldest pending>`` (100 per page) once per
+round, so the cost is pages per round, not one request per job; ids the list did not show
+are read one by one (rare). Completed generations are downloaded into the cache before they
+are handed out (the URLs are temporary).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from mediagen.client import _requests, _wire
+from mediagen.client._download import save_generation
+from mediagen.client._effects import Call, Emit, Invoke, Now, Sleep
+from mediagen.client._errors import WaitTimeoutError
+from mediagen.client._models import Generation
+
+BACKOFF = 1.5
+#: below this many pending jobs, one GET each is cheaper than listing pages
+WATCH_LIST_MIN = 3
+
+
+def generation_id(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    found = getattr(value, "id", None)
+    if found is None and isinstance(value, dict):
+        found = value.get("id")
+    if not found:
+        raise TypeError(f"expected a generation or its id, not {value!r}")
+    return str(found)
+
+
+def intervals(poll_interval: tuple[float, float]):
+    interval, cap = poll_interval
+    while True:
+        yield interval
+        interval = min(cap, interval * BACKOFF) if interval else cap
+
+
+def finish(client: Any, gen: Generation, download: bool):
+    """Flow: journal the terminal state and (completed) download the outputs."""
+    client._journal_finished(gen)
+    if download and gen.status == "completed" and gen.outputs:
+        yield from save_generation(client, gen, None)
+    return gen
+
+
+def wait(
+    client: Any,
+    target: Any,
+    *,
+    timeout: float | None,
+    on_update: Callable[[Generation], Any] | None,
+    poll_interval: tuple[float, float],
+    download: bool,
+):
+    gid = generation_id(target)
+    start = yield Now()
+    gen = target if isinstance(target, Generation) and target.done else None
+    if gen is None:
+        gen = Generation.from_dict((yield Call(_requests.get_generation(gid))), client=client)
+    steps = intervals(poll_interval)
+    while not gen.done:
+        if on_update is not None:
+            yield Invoke(on_update, (gen,))
+        elapsed = (yield Now()) - start
+        if timeout is not None and elapsed >= timeout:
+            raise WaitTimeoutError(gid, timeout, gen)
+        pause = next(steps)
+        if timeout is not None:
+            pause = min(pause, max(0.0, timeout - elapsed))
+        yield Sleep(pause)
+        gen = Generation.from_dict((yield Call(_requests.get_generation(gid))), client=client)
+    gen = yield from finish(client, gen, download)
+    if on_update is not None:
+        yield Invoke(on_update, (gen,))
+    return gen
+
+
+def _oldest(gens: Iterable[Generation]) -> dt.datetime | None:
+    times = [g.created_at for g in gens if g.created_at is not None]
+    return min(times) if times else None
+
+
+def watch(
+    client: Any,
+    targets: Iterable[Any],
+    *,
+    timeout: float | None,
+    on_update: Callable[[Generation], Any] | None,
+    poll_interval: tuple[float, float],
+    download: bool,
+):
+    """Flow (iterating): emits each generation once, when it is terminal."""
+    pending: dict[str, Generation | None] = {}
+    for item in targets:
+        gid = generation_id(item)
+        pending[gid] = item if isinstance(item, Generation) else None
+    start = yield Now()
+    # Already-terminal ones first; unknown ones (ids only) are read once to learn created_at.
+    for gid, gen in list(pending.items()):
+        if gen is None:
+            gen = Generation.from_dict((yield Call(_requests.get_generation(gid))), client=client)
+            pending[gid] = gen
+        if gen.done:
+            del pending[gid]
+            gen = yield from finish(client, gen, download)
+            yield Emit(gen)
+    steps = intervals(poll_interval)
+    while pending:
+        elapsed = (yield Now()) - start
+        if timeout is not None and elapsed >= timeout:
+            first = next(iter(pending))
+            raise WaitTimeoutError(first, timeout, pending[first])
+        pause = next(steps)
+        if timeout is not None:
+            pause = min(pause, max(0.0, timeout - elapsed))
+        yield Sleep(pause)
+        fresh: dict[str, Generation] = {}
+        if len(pending) >= WATCH_LIST_MIN:
+            oldest = _oldest(g for g in pending.values() if g is not None)
+            since = None if oldest is None else oldest - dt.timedelta(milliseconds=1)
+            cursor = None
+            while True:
+                page = yield Call(
+                    _requests.list_generations(
+                        limit=_wire.PAGE_SIZE_MAX, after=cursor, created_after=since
+                    )
+                )
+                for item in _requests.page_items(page):
+                    gid = item.get("id") if isinstance(item, dict) else None
+                    if gid in pending:
+                        fresh[gid] = Generation.from_dict(item, client=client)
+                cursor = _requests.page_next_cursor(page)
+                if cursor is None or len(fresh) == len(pending):
+                    break
+        for gid in pending:
+            if gid not in fresh:
+                data = yield Call(_requests.get_generation(gid))
+                fresh[gid] = Generation.from_dict(data, client=client)
+        for gid, gen in fresh.items():
+            pending[gid] = gen
+            if on_update is not None:
+                yield Invoke(on_update, (gen,))
+            if gen.done:
+                del pending[gid]
+                gen = yield from finish(client, gen, download)
+                yield Emit(gen)

@@ -1,0 +1,245 @@
+"""The request journal: an append-only JSON Lines file of what this machine submitted.
+
+The API's generation does not echo the request (tier, duration asked for, references, the
+estimate shown), and a kernel restart forgets which jobs were in flight. So the client appends
+one record per event of a submit:
+
+- ``attempt``   before sending (no generation id yet; the idempotency key links it),
+- ``submitted`` after the service answered (generation id, status ``pending``),
+- ``finished``  when the client saw the generation terminal (status, ``credits_charged``).
+
+Each record: ``v, event, at, service, key_id, kind, model, mode, idempotency_key,
+generation_id, request, summary, estimate, status, credits_charged``. ``request`` is the body
+sent, without secrets; ``key_id`` is a hash prefix of the API key, never the key.
+``mediagen.history`` joins these records onto the API's rows; ``client.generations.resume()``
+re-attaches to the pending ones. Writes are single ``O_APPEND`` writes under a lock, so lines
+never interleave; a torn last line (a crash mid-write) is skipped when reading.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import threading
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+VERSION = 1
+EVENTS = ("attempt", "submitted", "finished")
+#: request fields copied into ``summary`` (history columns)
+SUMMARY_FIELDS = (
+    "tier",
+    "resolution",
+    "quality",
+    "variant",
+    "duration_seconds",
+    "generate_image_count",
+    "sample_count",
+    "aspect_ratio",
+)
+REFERENCE_FIELDS = (
+    "reference_images",
+    "reference_videos",
+    "reference_audios",
+    "element_images",
+    "keyframes",
+    "first_frame",
+    "last_frame",
+    "reference_image",
+    "source_video",
+    "audio",
+    "face_image",
+    "character_image",
+    "motion_video",
+    "mask_image",
+)
+_SECRET_WORDS = ("api_key", "apikey", "authorization", "password", "secret", "token")
+
+
+def utc_now_iso() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def scrub(value: Any, secrets: tuple[str, ...] = ()) -> Any:
+    """A JSON value with secret-looking fields dropped and any known secret masked."""
+    if isinstance(value, Mapping):
+        return {
+            str(k): scrub(v, secrets)
+            for k, v in value.items()
+            if not any(word in str(k).lower() for word in _SECRET_WORDS)
+        }
+    if isinstance(value, (list, tuple)):
+        return [scrub(v, secrets) for v in value]
+    if isinstance(value, str):
+        for secret in secrets:
+            if secret and secret in value:
+                value = value.replace(secret, "***")
+        return value
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    return str(value)
+
+
+def summarize(request: Mapping[str, Any]) -> dict[str, Any]:
+    """The priced settings of a request and how many references of each kind it had."""
+    summary = {k: request[k] for k in SUMMARY_FIELDS if request.get(k) is not None}
+    counts: dict[str, int] = {}
+    for name in REFERENCE_FIELDS:
+        value = request.get(name)
+        if value is None:
+            continue
+        counts[name] = len(value) if isinstance(value, list) else 1
+    if counts:
+        summary["reference_counts"] = counts
+    return summary
+
+
+def make_record(
+    event: str,
+    *,
+    service: str,
+    key_id: str,
+    kind: str | None,
+    request: Mapping[str, Any] | None = None,
+    idempotency_key: str | None = None,
+    generation: Any = None,
+    estimate: Mapping[str, Any] | None = None,
+    secrets: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """One journal record (``generation``: a Generation model or its JSON dict)."""
+    if event not in EVENTS:
+        raise ValueError(f"event must be one of {EVENTS}")
+    request = dict(request or {})
+    body = {k: v for k, v in request.items() if k != "idempotency_key"}
+
+    def gen_field(name: str) -> Any:
+        if generation is None:
+            return None
+        if isinstance(generation, Mapping):
+            return generation.get(name)
+        return getattr(generation, name, None)
+
+    return {
+        "v": VERSION,
+        "event": event,
+        "at": utc_now_iso(),
+        "service": service,
+        "key_id": key_id,
+        "kind": kind or gen_field("type"),
+        "model": request.get("model") or gen_field("model"),
+        "mode": request.get("mode") or gen_field("mode"),
+        "idempotency_key": idempotency_key or gen_field("idempotency_key"),
+        "generation_id": gen_field("id"),
+        "request": scrub(body, secrets) if event != "finished" else {},
+        "summary": summarize(body) if event != "finished" else {},
+        "estimate": dict(estimate) if estimate else None,
+        "status": gen_field("status"),
+        "credits_charged": gen_field("credits_charged"),
+    }
+
+
+class Journal:
+    """An append-only JSONL file (created on the first write)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path).expanduser()
+        self._lock = threading.Lock()
+        self._finished: set[str] | None = None
+
+    def __repr__(self) -> str:
+        return f"Journal({str(self.path)!r})"
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        line = (json.dumps(record, separators=(",", ":"), default=str) + "\n").encode()
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, line)
+            finally:
+                os.close(fd)
+            finished = record.get("event") == "finished" and record.get("generation_id")
+            if finished and self._finished is not None:
+                self._finished.add(record["generation_id"])
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every readable record, oldest first."""
+        return list(self.iter_records())
+
+    def iter_records(self) -> Iterator[dict[str, Any]]:
+        try:
+            handle = open(self.path, "rb")  # noqa: SIM115 (closed below)
+        except FileNotFoundError:
+            return
+        with handle:
+            for raw in handle:
+                try:
+                    record = json.loads(raw)
+                except ValueError:
+                    continue  # a torn line from a crash
+                if isinstance(record, dict):
+                    yield record
+
+    def is_finished(self, generation_id: str) -> bool:
+        with self._lock:
+            if self._finished is None:
+                self._finished = {
+                    r["generation_id"]
+                    for r in self.iter_records()
+                    if r.get("event") == "finished" and r.get("generation_id")
+                }
+            return generation_id in self._finished
+
+    def latest(
+        self, *, service: str | None = None, key_id: str | None = None
+    ) -> dict[str, dict[str, Any]]:
+        """Per generation id, its records merged (later non-null values win)."""
+        merged: dict[str, dict[str, Any]] = {}
+        by_key: dict[str, dict[str, Any]] = {}
+        for record in self.iter_records():
+            if service is not None and record.get("service") != service:
+                continue
+            if key_id is not None and record.get("key_id") != key_id:
+                continue
+            fields = {k: v for k, v in record.items() if v not in (None, {}, [])}
+            gid = record.get("generation_id")
+            ikey = record.get("idempotency_key")
+            if gid:
+                base = merged.setdefault(gid, dict(by_key.get(ikey, {})) if ikey else {})
+                base.update(fields)
+            elif ikey:
+                by_key.setdefault(ikey, {}).update(fields)
+        return merged
+
+    def pending(
+        self, *, service: str | None = None, key_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Merged records of generations last seen ``pending`` (oldest first)."""
+        found = [
+            r
+            for r in self.latest(service=service, key_id=key_id).values()
+            if r.get("event") != "finished" and r.get("status") not in ("completed", "failed")
+        ]
+        return found
+
+    def unanswered(
+        self, *, service: str | None = None, key_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """``attempt`` records that never got a ``submitted`` (the answer was lost)."""
+        answered = set()
+        attempts: dict[str, dict[str, Any]] = {}
+        for record in self.iter_records():
+            if service is not None and record.get("service") != service:
+                continue
+            if key_id is not None and record.get("key_id") != key_id:
+                continue
+            ikey = record.get("idempotency_key")
+            if not ikey:
+                continue
+            if record.get("event") == "attempt":
+                attempts[ikey] = record
+            else:
+                answered.add(ikey)
+        return [r for k, r in attempts.items() if k not in answered]

@@ -1,0 +1,58 @@
+"""``import mediagen`` is light (no pandas, widgets or IPython) and exposes the flat namespace."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import mediagen
+
+HEAVY = ("pandas", "ipywidgets", "IPython", "anywidget", "numpy", "mediagen_sandbox")
+
+
+def test_import_mediagen_loads_no_notebook_or_data_libraries():
+    code = (
+        "import json, sys, mediagen\n"
+        "c = mediagen.Client(api_key='k', base_url='http://127.0.0.1:9', journal=False)\n"
+        f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert json.loads(out.stdout) == []
+
+
+def test_the_public_names_and_their_statuses():
+    statuses = {
+        mediagen.AuthenticationError: 401,
+        mediagen.PaymentRequired: 402,
+        mediagen.PermissionDenied: 403,
+        mediagen.NotFound: 404,
+        mediagen.Conflict: 409,
+        mediagen.ValidationError: 422,
+        mediagen.RateLimited: 429,
+    }
+    from mediagen.client._errors import STATUS_ERRORS
+
+    for cls, status in statuses.items():
+        assert issubclass(cls, mediagen.APIError)
+        assert STATUS_ERRORS[status] is cls
+    assert issubclass(mediagen.ServerError, mediagen.APIError)
+    assert issubclass(mediagen.APITimeoutError, mediagen.APIConnectionError)
+    assert issubclass(mediagen.WaitTimeout, TimeoutError)
+    for name in (
+        "Client",
+        "AsyncClient",
+        "Generation",
+        "GenerationOutput",
+        "Estimate",
+        "Credits",
+        "ModelInfo",
+        "Asset",
+        "GenerationFailed",
+        "budget",
+        "Budget",
+    ):
+        assert name in mediagen.__all__
+        assert getattr(mediagen, name) is not None

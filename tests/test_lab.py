@@ -1,0 +1,176 @@
+"""``mediagen lab``: sandbox + JupyterLab from one command, the connection handed to kernels.
+
+The end-to-end test runs the real command (as ``python -m mediagen._lab``) with --no-browser,
+waits for JupyterLab to answer, starts a kernel through JupyterLab's REST API, runs code in it
+over the kernel websocket to prove the kernel sees the connection and can use it, then presses
+Ctrl-C (SIGINT) and checks JupyterLab and the sandbox both stopped and the key was never printed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+import websocket
+
+from mediagen._lab import Connection, build_parser, connection_from_env, jupyter_command
+
+STARTUP_TIMEOUT = 120.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def port_answers(port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+        return True
+    return False
+
+
+def run_in_kernel(port: int, token: str, kernel_id: str, code: str) -> str:
+    """Execute ``code`` in a kernel over JupyterLab's websocket; returns its stdout."""
+    ws = websocket.create_connection(
+        f"ws://127.0.0.1:{port}/api/kernels/{kernel_id}/channels?token={token}", timeout=60
+    )
+    try:
+        msg_id = uuid.uuid4().hex
+        ws.send(
+            json.dumps(
+                {
+                    "header": {
+                        "msg_id": msg_id,
+                        "username": "test",
+                        "session": uuid.uuid4().hex,
+                        "msg_type": "execute_request",
+                        "version": "5.3",
+                    },
+                    "parent_header": {},
+                    "metadata": {},
+                    "content": {
+                        "code": code,
+                        "silent": False,
+                        "store_history": False,
+                        "user_expressions": {},
+                        "allow_stdin": False,
+                    },
+                    "channel": "shell",
+                    "buffers": [],
+                }
+            )
+        )
+        out: list[str] = []
+        while True:
+            message = json.loads(ws.recv())
+            if message.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            kind = message["header"]["msg_type"]
+            if kind == "stream":
+                out.append(message["content"]["text"])
+            elif kind == "error":
+                raise AssertionError("kernel error: " + "\n".join(message["content"]["traceback"]))
+            elif kind == "execute_reply":
+                return "".join(out)
+    finally:
+        ws.close()
+
+
+KERNEL_CODE = """
+import os, httpx
+base, key = os.environ["MEDIAGEN_BASE_URL"], os.environ["MEDIAGEN_API_KEY"]
+reply = httpx.get(base + "/v1/credits", headers={"Authorization": "Bearer " + key})
+print("BASE", base)
+print("CREDITS", reply.status_code, "balance" in reply.json())
+"""
+
+
+@pytest.mark.slow
+def test_lab_runs_jupyterlab_with_the_sandbox_and_stops_both(tmp_path: Path):
+    port, token = free_port(), uuid.uuid4().hex
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEDIAGEN_")}
+    env.update(
+        JUPYTER_TOKEN=token,
+        JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
+        JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
+        PYTHONUNBUFFERED="1",
+    )
+    command = [sys.executable, "-m", "mediagen._lab", "--no-browser", "--port", str(port)]
+    command += ["--notebook-dir", str(notebooks), "--data-dir", str(tmp_path / "sandbox")]
+    command += ["--speed", "0"]
+    lab = subprocess.Popen(
+        command,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    output: list[str] = []
+    reader = threading.Thread(target=lambda: output.extend(lab.stdout), daemon=True)
+    reader.start()
+    base = f"http://127.0.0.1:{port}"
+    headers = {"Authorization": f"token {token}"}
+    try:
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while True:
+            assert lab.poll() is None, "mediagen lab exited early:\n" + "".join(output)
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{base}/api/status", headers=headers, timeout=2).status_code == 200:
+                    break
+            assert time.monotonic() < deadline, "JupyterLab never answered:\n" + "".join(output)
+            time.sleep(0.25)
+        assert httpx.get(f"{base}/lab", headers=headers, timeout=10).status_code == 200
+        kernel = httpx.post(f"{base}/api/kernels", headers=headers, json={}, timeout=60).json()
+        printed = run_in_kernel(port, token, kernel["id"], KERNEL_CODE)
+        assert "CREDITS 200 True" in printed
+        sandbox_url = printed.split("BASE ", 1)[1].split()[0]
+        sandbox_port = int(sandbox_url.rsplit(":", 1)[1])
+        assert port_answers(sandbox_port)
+
+        lab.send_signal(signal.SIGINT)  # what Ctrl-C does
+        assert lab.wait(timeout=60) == 0
+    finally:
+        if lab.poll() is None:
+            lab.kill()
+            lab.wait()
+    reader.join(timeout=5)
+    assert not port_answers(port), "JupyterLab still listens after mediagen lab stopped"
+    assert not port_answers(sandbox_port), "the sandbox still listens after mediagen lab stopped"
+    text = "".join(output)
+    assert "sandbox stopped" in text
+    assert "mgsk_" not in text, "the key was printed"
+    assert "MEDIAGEN_API_KEY=" not in text, "the key was printed"
+
+
+def test_a_real_service_in_the_environment_is_used_instead_of_the_sandbox():
+    env = {"MEDIAGEN_BASE_URL": "https://api.example.com", "MEDIAGEN_API_KEY": "secret-key"}
+    connection = connection_from_env(env)
+    assert connection == Connection("https://api.example.com", "secret-key", sandbox=False)
+    assert "secret-key" not in repr(connection)
+    assert connection.env() == env
+    assert connection_from_env({"MEDIAGEN_BASE_URL": "https://api.example.com"}) is None
+    assert connection_from_env({}) is None
+
+
+def test_jupyter_command_carries_the_options(tmp_path: Path):
+    args = build_parser().parse_args(["--port", "9999", "--no-browser"])
+    command = jupyter_command(args, tmp_path, ["--ServerApp.ip=0.0.0.0"])
+    assert command[:4] == [sys.executable, "-m", "jupyter", "lab"]
+    assert "--port=9999" in command
+    assert "--no-browser" in command
+    assert f"--ServerApp.root_dir={tmp_path}" in command
+    assert command[-1] == "--ServerApp.ip=0.0.0.0"

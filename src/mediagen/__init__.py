@@ -7,8 +7,11 @@ it loads the client (httpx) only: widgets, history (pandas) and the IPython exte
 imported when used, so ``import mediagen`` stays fast in a plain script.
 """
 
-from mediagen.client import *  # noqa: F403 - the flat public namespace is the client's
+from mediagen import client as _client
 from mediagen.client import __all__ as _client_all
+
+# The flat public namespace is the client's; AsyncClient (and asyncio) load on first use.
+globals().update({name: getattr(_client, name) for name in _client_all if name != "AsyncClient"})
 
 __version__ = "0.1.0"
 
@@ -33,3 +36,9 @@ def unload_ipython_extension(ipython):
     from mediagen.extension import unload_ipython_extension as _unload
 
     _unload(ipython)
+
+
+def __getattr__(name: str):
+    if name == "AsyncClient":
+        return _client.AsyncClient
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,7 +8,6 @@ in ``_wire``. Nothing here imports pandas, ipywidgets or IPython.
 
 from __future__ import annotations
 
-from mediagen.client._async import AsyncClient
 from mediagen.client._batch import BatchItem, BatchResult
 from mediagen.client._budget import Budget, budget
 from mediagen.client._config import MissingAPIKeyError
@@ -97,3 +96,12 @@ __all__ = [
     "WaitTimeoutError",
     "budget",
 ]
+
+
+def __getattr__(name: str):
+    # AsyncClient pulls in asyncio (~60 ms); a blocking script should not pay for it.
+    if name == "AsyncClient":
+        from mediagen.client._async import AsyncClient
+
+        return AsyncClient
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -76,10 +76,12 @@ def test_gate_holds_every_request_of_a_key_after_a_429():
     gate = KeyGate(clock=clock)
     assert gate.acquire() == 0
     gate.penalize(2.0)
+    spacing = KeyGate.release_spacing
     assert gate.acquire() == pytest.approx(2.0)
-    assert gate.acquire() == pytest.approx(2.0)  # everyone waits, not just the first
+    # everyone waits, not just the first, and they leave one at a time, not as a new storm
+    assert gate.acquire() == pytest.approx(2.0 + spacing)
     clock.now += 1.5
-    assert gate.acquire() == pytest.approx(0.5)
+    assert gate.acquire() == pytest.approx(0.5 + 2 * spacing)
     clock.now += 1
     assert gate.acquire() == 0
 

@@ -327,9 +327,24 @@ class Lab:
 
 
 @pytest.fixture(scope="session")
-def lab_env() -> dict[str, str]:
-    """Extra environment for the server and its kernels (overridden by tests that need more)."""
-    return {}
+def lab_tenant(tenant_factory):
+    """The tenant whose key the kernels use (one per browser session, plenty of credits)."""
+    return tenant_factory(balance=100_000, plan="enterprise")
+
+
+@pytest.fixture(scope="session")
+def lab_env(sandbox, lab_tenant, tmp_path_factory) -> dict[str, str]:
+    """Extra environment for the server and its kernels: the sandbox's URL and the key.
+
+    The key reaches kernels only through the environment, never through a notebook's text.
+    Tests give each notebook its own ``cache_dir`` (and so its own journal); the default cache
+    is a temporary directory, never the user's.
+    """
+    return {
+        "MEDIAGEN_BASE_URL": sandbox.base_url,
+        "MEDIAGEN_API_KEY": lab_tenant.api_key,
+        "MEDIAGEN_CACHE_DIR": str(tmp_path_factory.mktemp("kernel-cache")),
+    }
 
 
 @pytest.fixture(scope="session")

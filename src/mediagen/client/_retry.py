@@ -101,14 +101,19 @@ class KeyGate:
     """Shared by every client of one (service, key) in this process.
 
     After a 429 every request of that key waits out ``Retry-After`` (no 429 storm from many
-    pollers), and an optional ``rate`` (requests per second) spaces requests out. Thread-safe;
-    the caller sleeps for the returned delay (``time.sleep`` or ``asyncio.sleep``).
+    pollers), and the requests held meanwhile are released ``release_spacing`` seconds apart
+    rather than all at once (which would only earn the next 429). An optional ``rate``
+    (requests per second) spaces requests out at all times. Thread-safe; the caller sleeps for
+    the returned delay (``time.sleep`` or ``asyncio.sleep``).
     """
+
+    release_spacing = 0.05
 
     def __init__(self, rate: float | None = None, clock: Callable[[], float] = time.monotonic):
         self.rate = rate
         self.clock = clock
         self._blocked_until = 0.0
+        self._release_next = 0.0
         self._next_slot = 0.0
         self._lock = threading.Lock()
 
@@ -117,6 +122,9 @@ class KeyGate:
         with self._lock:
             now = self.clock()
             start = max(now, self._blocked_until)
+            if now < self._blocked_until:  # held by a 429: leave one at a time
+                start = max(start, self._release_next)
+                self._release_next = start + self.release_spacing
             if self.rate:
                 start = max(start, self._next_slot)
                 self._next_slot = start + 1.0 / self.rate
@@ -126,6 +134,7 @@ class KeyGate:
         """The service said 429 with ``Retry-After: seconds``: hold every request that long."""
         with self._lock:
             self._blocked_until = max(self._blocked_until, self.clock() + max(0.0, seconds))
+            self._release_next = self._blocked_until
 
     @property
     def blocked_for(self) -> float:

@@ -263,6 +263,11 @@ def _check_rule(
         return f"Use only one of {names}"
     if kind == "one_of_required" and fields and not given:
         return f"Give one of {names}"
+    if kind == "requires":
+        field, needs = rule.get("field"), rule.get("needs") or []
+        missing = [n for n in needs if n not in parsed]
+        if field in parsed and missing:
+            return f"{_label(field)} needs {' and '.join(_label(n) for n in missing)}"
     if kind == "max_duration":
         field, maximum = rule.get("field"), rule.get("maximum")
         when = rule.get("when") or {}

@@ -29,7 +29,10 @@ def field(obj: Any, name: str, default: Any = None) -> Any:
 
 
 class Service:
-    """The client operations the widgets use. ``poll_interval`` is for waiting on jobs."""
+    """The client operations the widgets use.
+
+    A job card polls every ``poll_interval`` seconds at first, backing off to ``poll_cap``.
+    """
 
     def __init__(
         self,
@@ -37,6 +40,7 @@ class Service:
         *,
         async_client: Any = None,
         poll_interval: float = 1.0,
+        poll_cap: float = 5.0,
         cache_dir: str | Path | None = None,
     ) -> None:
         if client is None and async_client is None:
@@ -47,6 +51,7 @@ class Service:
         self._given_async = async_client
         self._async: dict[int, Any] = {}
         self.poll_interval = poll_interval
+        self.poll_cap = max(poll_cap, poll_interval)
         self.cache_dir = Path(cache_dir) if cache_dir else None
 
     # -- clients ---------------------------------------------------------------------------
@@ -61,6 +66,12 @@ class Service:
             found = self._make_async()
             self._async[id(loop)] = found
         return found
+
+    async def aclose(self) -> None:
+        """Close the AsyncClient of the running loop (if this service made one)."""
+        made = self._async.pop(id(asyncio.get_running_loop()), None)
+        if made is not None:
+            await made.aclose()
 
     def _make_async(self) -> Any:
         import mediagen
@@ -95,6 +106,13 @@ class Service:
 
     async def get(self, generation_id: str) -> Any:
         return await self.aclient().generations.get(generation_id)
+
+    async def wait(self, generation: Any, on_update: Any = None) -> Any:
+        """Poll until terminal with the client's own wait: it journals the end state (so a
+        restarted kernel does not re-attach to a finished job) and caches the outputs."""
+        return await self.aclient().generations.wait(
+            generation, on_update=on_update, poll_interval=(self.poll_interval, self.poll_cap)
+        )
 
     async def recent(self, limit: int = 200, **filters: Any) -> list[Any]:
         found: list[Any] = []

@@ -7,7 +7,6 @@ with "use as reference" and "save" actions. Polling runs as a task on the kernel
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +17,7 @@ import traitlets
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._media import MediaItem, MediaSource, make_item
-from mediagen.widgets._service import TERMINAL, Service, field
+from mediagen.widgets._service import Service, field
 
 Finished = Callable[[Any], None]
 Reference = Callable[[str, str, str], None]  # (asset_id, label, kind)
@@ -63,12 +62,15 @@ class JobCard(MediaSource, MediagenWidget):
         generation: Any,
         *,
         reserved: float | None = None,
+        request: dict[str, Any] | None = None,
         watch: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.service = service
         self.result: Any = generation
+        #: the request body as submitted (None for a card re-attached after a restart)
+        self.request = request
         self.outputs: list[Any] = []
         self._listeners: list[Finished] = []
         self._reference_listeners: list[Reference] = []
@@ -94,16 +96,15 @@ class JobCard(MediaSource, MediagenWidget):
     # -- watching --------------------------------------------------------------------------
 
     async def watch(self) -> Any:
-        """Poll until the generation is terminal, then fetch its outputs' local copies."""
-        generation = self.result
-        delay = self.service.poll_interval
+        """Follow the generation until it is terminal, then show its outputs' local copies."""
         started = time.monotonic()
-        while field(generation, "status") not in TERMINAL:
-            await asyncio.sleep(delay)
-            generation = await self.service.get(field(generation, "id"))
+
+        def update(generation: Any) -> None:
             self.result = generation
             self.generation = generation_summary(generation)
-            delay = min(delay * 1.5, max(self.service.poll_interval, 5.0))
+
+        generation = await self.service.wait(self.result, on_update=update)
+        self.result = generation
         if field(generation, "status") == "completed":
             await self._load_outputs(generation)
         self.generation = {

@@ -30,15 +30,17 @@ class Studio(ipywidgets.VBox):
         *,
         service: Service | None = None,
         poll_interval: float = 1.0,
+        poll_cap: float = 5.0,
         reattach: bool = True,
         debounce: float = 0.3,
     ) -> None:
-        self.service = service or Service(client, poll_interval=poll_interval)
+        self.service = service or Service(client, poll_interval=poll_interval, poll_cap=poll_cap)
         self.meter = CreditMeter(self.service)
         self.picker = ModelPicker()
         self.form = RequestForm(uploader=self.service.upload)
         self.estimate = LiveEstimate(self.service, self.form, debounce=debounce)
-        self.jobs = ipywidgets.VBox(layout=ipywidgets.Layout(gap="6px"))
+        self.jobs = ipywidgets.VBox()
+        self.jobs.add_class("mg-studio-jobs")
         self.gallery = Gallery(self.service)
         self.cards: list[JobCard] = []
         self.picker.layout = ipywidgets.Layout(
@@ -48,12 +50,10 @@ class Studio(ipywidgets.VBox):
             [self.form, self.estimate],
             layout=ipywidgets.Layout(flex="2 1 360px", min_width="320px"),
         )
-        top = ipywidgets.HBox(
-            [self.picker, right], layout=ipywidgets.Layout(flex_flow="row wrap", gap="8px")
-        )
-        super().__init__(
-            [self.meter, top, self.jobs, self.gallery], layout=ipywidgets.Layout(gap="8px")
-        )
+        right.add_class("mg-studio-right")
+        top = ipywidgets.HBox([self.picker, right], layout=ipywidgets.Layout(flex_flow="row wrap"))
+        top.add_class("mg-studio-top")
+        super().__init__([self.meter, top, self.jobs, self.gallery])
         self.add_class("mg-studio")
         self.picker.observe(self._on_model, names="value")
         self.estimate.on_submitted(self._on_submitted)
@@ -79,12 +79,20 @@ class Studio(ipywidgets.VBox):
             with self.form.reporting("Loading the form"):
                 self.form.load(entry)
 
-    def _on_submitted(self, generation: Any, _request: dict, estimate: dict) -> None:
-        self.attach(generation, reserved=estimate.get("credits_after_discount"))
+    def _on_submitted(self, generation: Any, request: dict, estimate: dict) -> None:
+        self.attach(generation, reserved=estimate.get("credits_after_discount"), request=request)
 
-    def attach(self, generation: Any, *, reserved: float | None = None) -> JobCard:
-        """Show a card for ``generation`` (newest first) and follow it until it ends."""
-        card = JobCard(self.service, generation, reserved=reserved)
+    def attach(
+        self, generation: Any, *, reserved: float | None = None, request: dict | None = None
+    ) -> JobCard:
+        """Show a card for ``generation`` (newest first) and follow it until it ends.
+
+        A generation already shown (an idempotent replay of the same click) keeps its card.
+        """
+        for existing in self.cards:
+            if existing.generation.get("id") == field(generation, "id"):
+                return existing
+        card = JobCard(self.service, generation, reserved=reserved, request=request)
         card.on_finished(self._on_finished)
         card.on_reference(self._use_reference)
         self.cards.insert(0, card)

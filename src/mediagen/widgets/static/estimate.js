@@ -19,7 +19,8 @@ function render({ model, el }) {
     model.save_changes();
   });
 
-  const row = (label, value, cls) => [h("dt", {}, label), h("dd", { class: cls }, value)];
+  // one <div> per row (allowed inside <dl>): the layout holds whatever the host page does to dt/dd
+  const row = (label, value, cls) => [h("div", { class: "mg-estimate-row" }, h("dt", {}, label), h("dd", { class: cls }, value))];
 
   const update = () => {
     const est = model.get("estimate") || {};

@@ -81,6 +81,10 @@ function render({ model, el, experimental }) {
         write = (v) => {
           fill();
           const chosen = new Set(Array.isArray(v) ? v : v ? [v] : []);
+          // a value that is no offered reference (an example's sample asset, a pasted id)
+          // still shows as itself instead of looking empty
+          const offered = new Set([...picker.options].map((o) => o.value));
+          for (const id of chosen) if (!offered.has(id)) picker.append(h("option", { value: id }, id));
           for (const option of picker.options) option.selected = chosen.has(option.value);
         };
         picker.addEventListener("change", () => setValue(spec.name, read()));

@@ -14,7 +14,7 @@ function render({ model, el, experimental }) {
   const facts = h("div", { class: "mg-row mg-muted" });
   const error = h("div", { class: "mg-error", role: "alert" });
   const media = h("div", { class: "mg-job-media" });
-  const notice = h("div", { class: "mg-muted", "aria-live": "polite" });
+  const notice = h("div", { class: "mg-muted mg-job-notice", "aria-live": "polite" });
   const root = h("div", { class: "mg-root mg-card mg-stack mg-job", "aria-live": "polite" }, header, facts, error, media, notice);
   el.append(root);
   let figures = [];

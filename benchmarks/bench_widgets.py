@@ -1,0 +1,277 @@
+"""Widget benchmark, measured in the browser: the studio beside plain ipywidgets doing the same.
+
+One sandbox (speed 0), one JupyterLab 4 server and Debian's Chromium (the harness of
+``tests/ui``). In one notebook, each measurement is timed in the page with ``performance.now()``
+from the action (running a cell, changing a select) until the result is on screen, and repeated;
+the medians are printed with their ratio to a plain-ipywidgets baseline measured in the same run:
+
+- cell run -> studio interactive (the picker lists the catalog, Submit is on screen), against a
+  cell that fetches the catalog with httpx and shows ToggleButtons, Text, Select, Dropdowns, an
+  HTML estimate and a Button;
+- estimate refresh after a change (duration 5 <-> 10 s of vidra-2, until the new billed
+  duration shows), against a Dropdown whose observer calls ``estimate_request`` synchronously
+  and writes an HTML widget. The studio is measured at its default debounce (0.3 s) and at 0;
+- gallery render for 200 image outputs (200 cards in the DOM and the first image decoded),
+  against a GridBox of 200 ``ipywidgets.Image`` (bytes in widget state) with captions.
+
+    python benchmarks/bench_widgets.py               # about a minute on 2 cores
+    python benchmarks/bench_widgets.py --repeats 9
+
+Nothing here asserts a time; the ratios are for reading (lower is better for mediagen).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests" / "ui"))
+
+SETUP = r"""
+import io, json, os, datetime as dt
+import httpx, ipywidgets as w
+from PIL import Image, ImageDraw
+import mediagen
+from mediagen.widgets import Gallery
+
+CACHE = {cache!r}
+client = mediagen.Client(cache_dir=CACHE)
+BASE, KEY = os.environ["MEDIAGEN_BASE_URL"], os.environ["MEDIAGEN_API_KEY"]
+
+def png(i):
+    path = os.path.join(CACHE, f"bench-{{i}}.png")
+    if not os.path.exists(path):
+        image = Image.new("RGB", (256, 256), ((i * 37) % 256, (i * 91) % 256, 160))
+        ImageDraw.Draw(image).ellipse((40, 40, 200, 200), fill=(240, 240, 240))
+        os.makedirs(CACHE, exist_ok=True)
+        image.save(path)
+    return path
+
+PATHS = [png(i) for i in range(200)]
+NOW = dt.datetime.now(dt.timezone.utc)
+
+def generation(i):
+    return {{"id": f"gen-{{i}}", "type": "image", "status": "completed", "model": "pixel-1",
+             "prompt": f"benchmark image {{i}}", "credits_charged": 1,
+             "created_at": (NOW - dt.timedelta(seconds=i)).isoformat(),
+             "outputs": [{{"content_type": "image/png", "width": 256, "height": 256}}]}}
+
+def make_studio(debounce=0.3):
+    return mediagen.studio(client, debounce=debounce)
+
+def make_baseline():
+    http = httpx.Client(base_url=BASE, headers={{"Authorization": f"Bearer {{KEY}}"}})
+    models = http.get("/v1/models").json()["data"]
+    kinds = w.ToggleButtons(options=["all", "image", "video", "audio"])
+    search = w.Text(placeholder="Search models")
+    select = w.Select(options=[(m["name"], m["id"]) for m in models], rows=10)
+    duration = w.Dropdown(options=[5, 10], value=5, description="Duration")
+    tier = w.Dropdown(options=["720p", "1080p"], value="720p", description="Tier")
+    prompt = w.Textarea(value="A red fox", description="Prompt")
+    price = w.HTML("")
+    def estimate(_=None):
+        body = {{"model": "vidra-2", "mode": "text_to_video", "prompt": prompt.value,
+                 "tier": tier.value, "duration_seconds": duration.value}}
+        e = client.models.estimate_request(body)
+        price.value = (f"<div class='bl-price'>{{e.credits_after_discount}} credits, "
+                       f"billed {{e.billable_duration_seconds:g}} s</div>")
+    duration.observe(estimate, "value")
+    estimate()
+    submit = w.Button(description="Submit")
+    box = w.VBox([kinds, search, select, prompt, tier, duration, price, submit])
+    box.add_class("bl-ui")
+    duration.add_class("bl-duration")
+    return box
+
+def make_gallery(n=200):
+    gallery = Gallery()
+    for i in range(n):
+        gallery.add(generation(i), [PATHS[i]])
+    return gallery
+
+def make_baseline_gallery(n=200):
+    cards = []
+    for i in range(n):
+        with open(PATHS[i], "rb") as f:
+            image = w.Image(value=f.read(), format="png", width=170)
+        cards.append(w.VBox([image, w.HTML(f"<b>pixel-1</b> benchmark image {{i}}")]))
+    grid = w.GridBox(cards, layout=w.Layout(grid_template_columns="repeat(auto-fill, 180px)"))
+    grid.add_class("bl-gallery")
+    return grid
+"""
+
+CELLS = [
+    "make_studio()",
+    "make_baseline()",
+    "make_gallery(200)",
+    "make_baseline_gallery(200)",
+    "make_studio(debounce=0)",
+]
+
+# JS predicates over a cell's node (only nodes that appeared after the run started count)
+STUDIO_READY = """const pick = cell.querySelector('.mg-picker:not([data-old])');
+    return pick && pick.querySelectorAll('[role=option]').length >= 13
+        && cell.querySelector('.mg-estimate:not([data-old]) button');"""
+BASELINE_READY = """const ui = cell.querySelector('.bl-ui:not([data-old])');
+    return ui && ui.querySelectorAll('select option').length >= 13 && ui.querySelector('button');"""
+GALLERY_READY = """const g = cell.querySelector('.mg-gallery:not([data-old])');
+    if (!g || g.querySelectorAll('.mg-gallery-card').length !== 200) return false;
+    const img = g.querySelector('img');
+    return img && img.complete && img.naturalWidth > 0;"""
+BASELINE_GALLERY_READY = """const g = cell.querySelector('.bl-gallery:not([data-old])');
+    if (!g) return false;
+    const imgs = g.querySelectorAll('img');
+    return imgs.length === 200 && imgs[0].complete && imgs[0].naturalWidth > 0;"""
+
+TIME_CELL = """async ([path, index, predicate]) => {
+    const panel = findPanel(path);
+    const cell = panel.content.widgets[index].node;
+    cell.querySelectorAll('.mg-picker, .mg-estimate, .mg-gallery, .bl-ui, .bl-gallery')
+        .forEach((n) => { n.dataset.old = '1'; });
+    const ready = new Function('cell', predicate);
+    const start = performance.now();
+    panel.content.activeCellIndex = index;
+    window.jupyterapp.commands.execute('notebook:run-cell');
+    while (!ready(cell)) await new Promise((r) => setTimeout(r, 2));
+    return performance.now() - start;
+}"""
+
+TIME_CHANGE = """async ([path, index, select, value, done]) => {
+    const cell = findPanel(path).content.widgets[index].node;
+    const node = cell.querySelector(select);
+    const ready = new Function('cell', done);
+    const start = performance.now();
+    const option = [...node.options].find((o) => o.textContent.trim() === value);
+    node.value = option.value;
+    node.dispatchEvent(new Event('change', {bubbles: true}));
+    while (!ready(cell)) await new Promise((r) => setTimeout(r, 2));
+    return performance.now() - start;
+}"""
+
+
+def studio_billed(seconds: int) -> str:
+    return f"""const f = cell.querySelector('.mg-estimate .mg-estimate-figures');
+        return f && !f.classList.contains('mg-stale')
+            && f.textContent.includes('Billed duration{seconds} s');"""
+
+
+def baseline_billed(seconds: int) -> str:
+    return f"""const p = cell.querySelector('.bl-price');
+        return p && p.textContent.includes('billed {seconds} s');"""
+
+
+def median_ms(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+
+    from playwright.sync_api import sync_playwright
+
+    from conftest import CHROMIUM, CHROMIUM_ARGS, FIND_PANEL, Lab, LabServer
+    from mediagen_sandbox.testing import running_sandbox
+
+    if not CHROMIUM.exists():
+        sys.exit(f"needs Chromium at {CHROMIUM}: apt-get install chromium")
+    results: dict[str, tuple[list[float], list[float]]] = {}
+    with (
+        running_sandbox(speed=0.0) as sandbox,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
+        tenant = sandbox.new_tenant(balance=100_000, plan="enterprise")
+        base = Path(tmp)
+        (base / "lab").mkdir()
+        env = {"MEDIAGEN_BASE_URL": sandbox.base_url, "MEDIAGEN_API_KEY": tenant.api_key}
+        server = LabServer(base / "lab", env)
+        try:
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(
+                    executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
+                )
+                page = browser.new_page(viewport={"width": 1280, "height": 1000})
+                page.set_default_timeout(120_000)
+                page.add_init_script(FIND_PANEL)
+                lab = Lab(server, page)
+                setup = SETUP.format(cache=str(base / "cache"))
+                notebook = lab.open("bench.ipynb", [setup, *CELLS])
+                notebook.run_cell(0)
+                notebook.wait_cell_done(0, timeout=120_000)
+
+                def time_cell(index: int, predicate: str) -> float:
+                    return page.evaluate(TIME_CELL, [notebook.name, index, predicate])
+
+                def time_change(index: int, select: str, value: str, done: str) -> float:
+                    return page.evaluate(TIME_CHANGE, [notebook.name, index, select, value, done])
+
+                # warm-up: first imports and first views are not what is compared
+                time_cell(1, STUDIO_READY)
+                time_cell(2, BASELINE_READY)
+                ready = ([], [])
+                for _ in range(args.repeats):
+                    ready[0].append(time_cell(1, STUDIO_READY))
+                    ready[1].append(time_cell(2, BASELINE_READY))
+                results["cell run -> studio interactive"] = ready
+
+                # estimates: choose vidra-2 in the studio first
+                time_cell(5, STUDIO_READY)
+                for index in (1, 5):
+                    cell = notebook.cell(index)
+                    cell.locator('.mg-picker [role=option][data-model="vidra-2"]').click()
+                    cell.locator(".mg-estimate-figures").filter(
+                        has_text="Billed duration5 s"
+                    ).wait_for()
+                changes: dict[str, list[float]] = {"studio": [], "studio0": [], "base": []}
+                duration_select = "[data-field=duration_seconds] select"
+                for i in range(args.repeats * 2):
+                    seconds = 10 if i % 2 == 0 else 5
+                    changes["studio"].append(
+                        time_change(1, duration_select, str(seconds), studio_billed(seconds))
+                    )
+                    changes["studio0"].append(
+                        time_change(5, duration_select, str(seconds), studio_billed(seconds))
+                    )
+                    changes["base"].append(
+                        time_change(
+                            2, ".bl-duration select", str(seconds), baseline_billed(seconds)
+                        )
+                    )
+                results["estimate refresh (studio debounce 0.3 s)"] = (
+                    changes["studio"],
+                    changes["base"],
+                )
+                results["estimate refresh (studio debounce 0)"] = (
+                    changes["studio0"],
+                    changes["base"],
+                )
+
+                gallery = ([], [])
+                time_cell(3, GALLERY_READY)
+                time_cell(4, BASELINE_GALLERY_READY)
+                for _ in range(max(3, args.repeats // 2)):
+                    gallery[0].append(time_cell(3, GALLERY_READY))
+                    gallery[1].append(time_cell(4, BASELINE_GALLERY_READY))
+                results["gallery render, 200 outputs"] = gallery
+                with contextlib.suppress(Exception):
+                    lab.close_all()
+                browser.close()
+        finally:
+            server.stop()
+
+    head = "measured in Chromium (median ms)"
+    print(f"\n{head:44} {'mediagen':>10} {'ipywidgets':>11} {'ratio':>7}")
+    for name, (ours, baseline) in results.items():
+        a, b = median_ms(ours), median_ms(baseline)
+        print(f"{name:44} {a:10.1f} {b:11.1f} {a / b:7.2f}")
+    print(f"({args.repeats} repeats; ratio = mediagen / plain ipywidgets baseline, same run)")
+
+
+if __name__ == "__main__":
+    main()

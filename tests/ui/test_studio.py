@@ -1,0 +1,228 @@
+"""``mediagen.studio()`` in real JupyterLab 4 and Chromium, against the real sandbox.
+
+The kernel gets the sandbox's URL and key from its environment (``lab_env``): the notebooks
+never contain the key. Each test's notebook has its own client cache (and journal).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+from playwright.sync_api import expect
+
+DOCS_SCREENSHOT = Path(__file__).parents[2] / "docs" / "studio.png"
+JOB_TIMEOUT = 60_000
+
+
+def studio_cell(cache: Path) -> str:
+    return (
+        "import mediagen\n"
+        f"client = mediagen.Client(cache_dir={str(cache)!r})\n"
+        "studio = mediagen.studio(client, poll_interval=0.1, poll_cap=0.5, debounce=0.1)\n"
+        "studio"
+    )
+
+
+def kernel_json(notebook, expression: str):
+    """Run a new cell printing ``json.dumps(expression)`` and return the parsed value."""
+    index = notebook.append_cell(f"import json; print(json.dumps({expression}))")
+    notebook.run_cell(index)
+    notebook.wait_cell_done(index)
+    return json.loads(notebook.output(index).inner_text())
+
+
+def pick(studio, kind_label: str, model_id: str) -> None:
+    picker = studio.locator(".mg-picker")
+    picker.get_by_role("radio", name=kind_label).click()
+    option = picker.locator(f'[role=option][data-model="{model_id}"]')
+    option.click()
+    expect(option).to_have_attribute("aria-selected", "true")
+
+
+def submit_when_priced(studio, *, billed: str | None = None) -> None:
+    """Wait for the estimate (optionally for a billed duration), then click Submit once."""
+    estimate = studio.locator(".mg-estimate")
+    expect(estimate.locator(".mg-estimate-price")).to_contain_text("credits")
+    if billed is not None:
+        expect(estimate.locator(".mg-estimate-figures")).to_contain_text(f"Billed duration{billed}")
+    expect(estimate.locator(".mg-estimate-figures")).not_to_have_class("mg-stale")
+    button = estimate.get_by_role("button", name="Submit")
+    expect(button).to_be_enabled()
+    button.click()
+
+
+def wait_loaded(element) -> None:
+    element.evaluate(
+        """(el) => el.readyState >= 1 || new Promise((resolve, reject) => {
+               el.addEventListener('loadedmetadata', resolve, {once: true});
+               el.addEventListener('error', () => reject(new Error('media error')), {once: true});
+           })"""
+    )
+
+
+def plays(element) -> bool:
+    """play(), then wait until currentTime has advanced."""
+    return element.evaluate(
+        """async (el) => {
+               el.muted = true;
+               await el.play();
+               const start = performance.now();
+               while (el.currentTime <= 0.05 && performance.now() - start < 10000) {
+                   await new Promise((r) => setTimeout(r, 50));
+               }
+               el.pause();
+               return el.currentTime > 0.05;
+           }"""
+    )
+
+
+def take_screenshot(page, top, bottom, path: Path) -> None:
+    """The studio from its top to the bottom of ``bottom`` (a tall viewport, then back)."""
+    size = page.viewport_size
+    page.set_viewport_size({"width": 1280, "height": 1900})
+    try:
+        top.evaluate("(el) => el.scrollIntoView({block: 'start'})")
+        page.wait_for_timeout(300)  # let JupyterLab lay out the taller window
+        first, last = top.bounding_box(), bottom.bounding_box()
+        height = last["y"] + last["height"] - first["y"] + 8
+        clip = {"x": first["x"], "y": first["y"], "width": first["width"], "height": height}
+        page.screenshot(path=str(path), clip=clip)
+    finally:
+        page.set_viewport_size(size)
+
+
+CARDS = (
+    "[{'model': c.generation['model'], 'mode': c.generation['mode'],"
+    " 'status': c.generation['status'], 'request': c.request, 'items': c.items,"
+    " 'outputs': [{'width': o.width, 'height': o.height, 'seconds': o.duration_seconds}"
+    " for o in c.result.outputs]} for c in studio.cards]"
+)
+
+
+def test_studio_makes_an_image_audio_and_a_chained_video_that_play(lab, tmp_path):
+    notebook = lab.open("studio.ipynb", [studio_cell(tmp_path / "cache")])
+    notebook.run_all()
+    page = lab.page
+    studio = notebook.output(0)
+    studio.locator(".mg-picker [role=option]").first.wait_for(timeout=JOB_TIMEOUT)
+    jobs = studio.locator(".mg-job")
+
+    # an image: the <img> has the size the service reports
+    pick(studio, "Image", "pixel-1")
+    expect(studio.locator(".mg-form .mg-title")).to_have_text("Request · Pixel 1")
+    submit_when_priced(studio)
+    expect(jobs).to_have_count(1)
+    image_card = jobs.filter(has_text="pixel-1")
+    expect(image_card).to_have_attribute("data-status", "completed", timeout=JOB_TIMEOUT)
+    image = image_card.locator("img")
+    image.wait_for()
+    image.evaluate(
+        "(el) => (el.complete && el.naturalWidth)"
+        " || new Promise((r) => el.addEventListener('load', r, {once: true}))"
+    )
+    natural = image.evaluate("(el) => [el.naturalWidth, el.naturalHeight]")
+    assert image.evaluate("(el) => el.src").startswith("blob:")
+
+    # audio (speech): an <audio controls> that plays
+    pick(studio, "Audio", "voxa-tts")
+    submit_when_priced(studio)
+    expect(jobs).to_have_count(2)
+    audio_card = jobs.filter(has_text="voxa-tts")
+    expect(audio_card).to_have_attribute("data-status", "completed", timeout=JOB_TIMEOUT)
+    audio = audio_card.locator("audio")
+    audio.wait_for()
+    assert audio.get_attribute("controls") is not None
+    wait_loaded(audio)
+    audio_seconds = audio.evaluate("(el) => el.duration")
+    assert plays(audio)
+
+    # a video from the image: pick the model, switch mode, "use as reference", 10 s
+    pick(studio, "Video", "vidra-2")
+    form = studio.locator(".mg-form")
+    form.get_by_role("combobox", name="Mode").select_option(value="image_to_video")
+    first_frame = form.locator("[data-field=first_frame] select")
+    first_frame.wait_for()
+    expect(first_frame).to_have_value("asset_example_image")  # the example's sample image
+    image_card.get_by_role("button", name="Use output 1 as reference").click()
+    expect(image_card.locator(".mg-job-notice")).to_have_text("Output 1 is now a reference input.")
+    expect(first_frame).to_have_value(re.compile(r"^asset_(?!example)"), timeout=10_000)
+    form.get_by_role("combobox", name="Duration seconds", exact=True).select_option(label="10")
+    submit_when_priced(studio, billed="10 s")
+    expect(jobs).to_have_count(3)
+    video_card = jobs.filter(has_text="vidra-2")
+    expect(video_card).to_have_attribute("data-status", "completed", timeout=JOB_TIMEOUT)
+    video = video_card.locator("video")
+    video.wait_for()
+    assert video.get_attribute("controls") is not None
+    wait_loaded(video)
+    video_seconds = video.evaluate("(el) => el.duration")
+    video_size = video.evaluate("(el) => [el.videoWidth, el.videoHeight]")
+    assert plays(video)
+
+    cards = kernel_json(notebook, CARDS)
+    video_facts, audio_facts, image_facts = cards
+    assert [c["model"] for c in cards] == ["vidra-2", "voxa-tts", "pixel-1"]
+    assert all(c["status"] == "completed" for c in cards)
+    assert natural == [image_facts["outputs"][0]["width"], image_facts["outputs"][0]["height"]]
+    assert abs(audio_seconds - audio_facts["outputs"][0]["seconds"]) < 0.15
+    assert video_facts["request"]["duration_seconds"] == 10
+    assert abs(video_seconds - 10) < 0.2
+    assert video_size == [video_facts["outputs"][0]["width"], video_facts["outputs"][0]["height"]]
+    # chained: the video's first frame is the image output's asset
+    assert video_facts["mode"] == "image_to_video"
+    assert video_facts["request"]["first_frame"] == image_facts["items"][0]["asset_id"]
+
+    # the gallery holds all three, in one widget
+    gallery = studio.locator(".mg-gallery")
+    expect(gallery.locator(".mg-gallery-card")).to_have_count(3)
+    shot = tmp_path / "studio.png"
+    take_screenshot(page, studio.locator(".mg-studio").first, video_card, shot)
+    assert shot.read_bytes().startswith(b"\x89PNG")
+    if os.environ.get("MEDIAGEN_UPDATE_SCREENSHOT"):  # refresh the README's picture on request
+        DOCS_SCREENSHOT.parent.mkdir(exist_ok=True)
+        shutil.copyfile(shot, DOCS_SCREENSHOT)  # only now: every check above passed
+
+
+def test_the_kernel_stays_responsive_while_a_job_is_pending(lab, lab_tenant, tmp_path):
+    cache = tmp_path / "cache"
+    notebook = lab.open("responsive.ipynb", [studio_cell(cache)])
+    notebook.run_all()
+    page = lab.page
+    studio = notebook.output(0)
+    studio.locator(".mg-picker [role=option]").first.wait_for(timeout=JOB_TIMEOUT)
+    pick(studio, "Image", "pixel-1")
+    prompt = studio.locator(".mg-form").get_by_role("textbox", name="Prompt", exact=True)
+    prompt.fill("A lighthouse at night [[slow:5]]")
+    page.wait_for_timeout(500)  # the form debounces typing (200 ms) before telling the kernel
+    submit_when_priced(studio)
+    card = studio.locator(".mg-job").first
+    expect(card).to_have_attribute("data-status", "pending")
+    expect(card.locator(".mg-job-prompt")).to_contain_text("[[slow:5]]")
+    expect(card.locator(".mg-job-credits")).to_contain_text("reserved")
+
+    index = notebook.append_cell("print('still responsive', 6 * 7)")
+    notebook.run_cell(index)
+    notebook.wait_cell_done(index, timeout=15_000)
+    assert notebook.output(index).inner_text().strip() == "still responsive 42"
+    assert card.get_attribute("data-status") == "pending", "the cell ran while the job waited"
+
+    expect(card).to_have_attribute("data-status", "completed", timeout=JOB_TIMEOUT)
+    card.locator("img").wait_for()
+    expect(card.locator(".mg-job-credits")).to_contain_text("charged")
+
+    saved = notebook.save()
+    text = json.dumps(saved)
+    assert lab_tenant.api_key not in text
+    state = saved["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    assert any(m["state"].get("_anywidget_id", "").endswith("JobCard") for m in state.values())
+    assert all("buffers" not in m for m in state.values())
+    outputs = list((cache / "outputs").iterdir())
+    assert outputs
+    for path in outputs:
+        head = base64.b64encode(path.read_bytes()[:48]).decode()
+        assert head not in text, f"{path.name} bytes were saved into the notebook"

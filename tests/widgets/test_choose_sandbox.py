@@ -1,0 +1,231 @@
+"""Picker, form and live estimate against the real sandbox (trait changes stand in for clicks)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from widget_loop import run, until
+
+from mediagen.widgets import LiveEstimate, ModelPicker, RequestForm
+from mediagen.widgets._service import Service
+
+
+@pytest.fixture(scope="module")
+def catalog(sandbox, tenant_factory):
+    """Every catalog entry of the sandbox, as the widgets get them (through the Service)."""
+    import mediagen
+
+    tenant = tenant_factory(plan="enterprise")
+    with mediagen.Client(api_key=tenant.api_key, base_url=sandbox.base_url) as client:
+        service = Service(client)
+
+        async def load():
+            try:
+                return await service.models()
+            finally:
+                await service.aclose()
+
+        return {entry["id"]: entry for entry in run(load())}
+
+
+def test_picker_filters_the_real_catalog_by_kind_and_search(catalog):
+    picker = ModelPicker(catalog.values())
+    assert [o["id"] for o in picker.options] == list(catalog)
+    picker.kind = "audio"
+    assert {o["id"] for o in picker.options} == {"voxa-tts", "tunesmith", "tunesmith-long"}
+    picker.kind = "video"
+    videos = {e for e, entry in catalog.items() if entry["type"] == "video"}
+    assert {o["id"] for o in picker.options} == videos
+    assert len(videos) == 7
+    picker.query = "upscale"
+    assert [o["id"] for o in picker.options] == ["upscale-pro"]
+    picker.kind, picker.query = "", "speech"
+    assert [o["id"] for o in picker.options] == ["voxa-tts"]  # its audio kind
+    picker.query = "reference video"  # words from a mode name ("Reference to video")
+    assert "vidra-2" in [o["id"] for o in picker.options]
+    picker.query = "no such model anywhere"
+    assert picker.options == []
+
+    picker.query = ""
+    vidra = next(o for o in picker.options if o["id"] == "vidra-2")
+    entry = catalog["vidra-2"]
+    assert vidra["price_summary"] == entry["price_summary"] != ""
+    assert [m["id"] for m in vidra["modes"]] == [m["id"] for m in entry["modes"]]
+    assert vidra["tiers"] == [t["id"] for t in entry.get("tiers") or []]
+    picker.value = "vidra-2"
+    assert picker.entry == entry
+
+
+def test_every_model_and_mode_starts_as_a_valid_request_the_sandbox_prices(
+    catalog, make_service, tenant_factory
+):
+    service = make_service(tenant_factory(plan="enterprise"))
+    forms = []
+    for entry in catalog.values():
+        for mode in entry["modes"]:
+            form = RequestForm(entry)
+            form.mode = mode["id"]
+            assert form.issues == {}, (entry["id"], mode["id"], form.issues)
+            forms.append(form)
+
+    async def scenario():
+        try:
+            return await asyncio.gather(*(service.estimate(f.request) for f in forms))
+        finally:
+            await service.aclose()
+
+    for form, estimate in zip(forms, run(scenario()), strict=True):
+        assert estimate["model"] == form.chosen_model
+        assert estimate["allowed"] is True, (form.request, estimate)
+        assert estimate["credits_after_discount"] > 0
+
+
+def test_form_follows_the_tier_and_fills_defaults(catalog):
+    entry = catalog["vidra-2"]
+    form = RequestForm(entry)
+    mode = entry["modes"][0]
+    assert form.mode == "text_to_video"
+    for name, value in mode["defaults"].items():
+        if name not in entry["example_request"]["text_to_video"]:
+            assert form.values[name] == value  # defaults prefilled
+    assert form.values["prompt"] == entry["example_request"]["text_to_video"]["prompt"]
+    fields = {f["name"]: f for f in form.fields}
+    assert fields["prompt"]["control"] == "textarea"
+    assert fields["prompt"]["required"]
+    assert fields["generate_audio"]["control"] == "toggle"
+    assert [o["value"] for o in fields["duration_seconds"]["options"]] == [5, 10]
+    form.set_value("tier", "1080p")
+    fields = {f["name"]: f for f in form.fields}
+    assert [o["value"] for o in fields["duration_seconds"]["options"]] == [5]
+    form.set_value("duration_seconds", 10)
+    assert "not available at 1080p" in form.issues["duration_seconds"]
+    form.set_value("tier", "720p")
+    assert form.issues == {}
+    assert form.request["duration_seconds"] == 10
+    assert form.request["mode"] == "text_to_video"
+
+    form.mode = "image_to_video"
+    assert form.issues == {}  # the example gives a first frame
+    refs = form.reference_fields("image")
+    assert [f["name"] for f in refs] == ["first_frame", *[f["name"] for f in refs[1:]]]
+    form.set_value("first_frame", "")
+    assert form.issues["first_frame"] == "First frame is required"
+
+
+# (model, mode, changes) -> the form shows an issue and the sandbox refuses the same request
+INVALID = [
+    ("vidra-2", "text_to_video", {"tier": "1080p", "duration_seconds": 10}, "duration_seconds"),
+    ("voxa-tts", "default", {"segments": [{"text": "hi", "voice_name": "Aria"}]}, "_form"),
+    ("pixel-1", "default", {"mask_image": "asset_example_image"}, "_form"),
+    ("pixel-1", "default", {"generate_image_count": 7}, "generate_image_count"),
+    (
+        "motionmax",
+        "default",
+        {"character_orientation": "image", "duration_seconds": 12},
+        "_form",
+    ),
+]
+
+
+@pytest.mark.parametrize(("model", "mode", "changes", "where"), INVALID, ids=lambda v: str(v))
+def test_invalid_combinations_show_inline_and_the_sandbox_agrees(
+    catalog, make_client, tenant, model, mode, changes, where
+):
+    import mediagen
+
+    form = RequestForm(catalog[model])
+    form.mode = mode
+    form.values = {**form.values, **changes}  # as the view would send an edit
+    assert where in form.issues, form.issues
+    assert not form.valid
+    client = make_client(tenant, validate=False)
+    kind = {"image": "images", "video": "videos", "audio": "audio"}[catalog[model]["type"]]
+    with pytest.raises(mediagen.ValidationError) as caught:
+        getattr(client, kind).create(**form.request)
+    assert caught.value.status == 422
+    assert client.credits.get().balance == 1000  # nothing reserved
+
+
+class CountingService(Service):
+    """The real service, counting estimate calls; optionally slow for chosen requests."""
+
+    def __init__(self, *args, slow_when=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.calls: list[dict] = []
+        self.slow_when = slow_when or (lambda request: False)
+
+    async def estimate(self, request):
+        self.calls.append(dict(request))
+        if self.slow_when(request):
+            # finish even if the widget cancels its wait: the stale answer really arrives late
+            inner = asyncio.ensure_future(self._slow(request))
+            return await asyncio.shield(inner)
+        return await super().estimate(request)
+
+    async def _slow(self, request):
+        await asyncio.sleep(0.4)
+        self.slow_done = await super().estimate(request)
+        return self.slow_done
+
+
+def test_estimate_is_debounced_and_stale_answers_are_discarded(catalog, make_client, tenant):
+    service = CountingService(make_client(tenant), slow_when=lambda r: r.get("tier") == "1080p")
+    form = RequestForm()
+    estimate = LiveEstimate(service, form, debounce=0.1)
+    assert estimate.blocked_reason == "Choose a model"
+
+    async def scenario():
+        form.load(catalog["vidra-2"])
+        for seconds in (10, 5, 10, 5, 10):  # typing quickly: one estimate for the last value
+            form.set_value("duration_seconds", seconds)
+        assert estimate.status == "estimating"
+        assert estimate.blocked_reason == "Waiting for the estimate…"
+        await until(lambda: estimate.status == "ready", what="estimate")
+        assert [c["duration_seconds"] for c in service.calls] == [10]
+        assert estimate.estimate["billable_duration_seconds"] == 10
+        assert estimate.blocked_reason == ""
+
+        form.set_value("tier", "1080p")  # invalid with 10 s: no estimate is asked for
+        assert estimate.blocked_reason.startswith("Fix the form: Duration seconds 10")
+        form.set_value("duration_seconds", 5)  # valid again: slow estimate in flight ...
+        await until(lambda: len(service.calls) == 2, what="second call")
+        form.set_value("tier", "720p")  # ... and superseded by a fast one
+        await until(lambda: len(service.calls) == 3, what="third call")
+        await until(lambda: getattr(service, "slow_done", None), what="stale answer")
+        await asyncio.sleep(0.05)
+        assert estimate.status == "ready"
+        assert service.slow_done["credits"] != estimate.estimate["credits"]
+        expected = await service.aclient().models.estimate_request(form.request)
+        assert estimate.estimate == expected.to_dict()
+        await service.aclose()
+
+    run(scenario())
+
+
+def test_submit_is_disabled_with_the_reason_when_unaffordable_or_not_allowed(
+    catalog, make_service, tenant_factory, sandbox
+):
+    poor = tenant_factory(balance=1)
+    free = tenant_factory(plan="free")
+
+    async def scenario(tenant, model):
+        service = make_service(tenant)
+        estimate = LiveEstimate(service, RequestForm(catalog[model]), debounce=0)
+        await until(lambda: estimate.status == "ready", what="estimate")
+        estimate.submit()  # the view's button is disabled; a click from Python is refused too
+        await asyncio.sleep(0.2)
+        assert estimate.submitted_count == 0
+        assert not estimate.submitting
+        await service.aclose()
+        return estimate
+
+    poor_view = run(scenario(poor, "vidra-2"))
+    assert poor_view.estimate["can_afford"] is False
+    assert poor_view.blocked_reason == "Not enough credits: 30.0 needed, 1.0 available"
+    free_view = run(scenario(free, "upscale-pro"))
+    assert free_view.estimate["allowed"] is False
+    assert free_view.blocked_reason.startswith("Not allowed: The organization's plan 'free'")
+    for tenant in (poor, free):
+        kinds = [e["kind"] for e in sandbox.admin.ledger(tenant.org_id)["entries"]]
+        assert kinds == ["grant"], "nothing may be reserved for a refused submit"

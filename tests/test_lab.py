@@ -169,7 +169,7 @@ def test_a_real_service_in_the_environment_is_used_instead_of_the_sandbox():
 def test_jupyter_command_carries_the_options(tmp_path: Path):
     args = build_parser().parse_args(["--port", "9999", "--no-browser"])
     command = jupyter_command(args, tmp_path, ["--ServerApp.ip=0.0.0.0"])
-    assert command[:4] == [sys.executable, "-m", "jupyter", "lab"]
+    assert command[:3] == [sys.executable, "-m", "jupyterlab"]
     assert "--port=9999" in command
     assert "--no-browser" in command
     assert f"--ServerApp.root_dir={tmp_path}" in command

@@ -214,7 +214,9 @@ def _terminate(process: subprocess.Popen[str], what: str) -> None:
 def jupyter_command(
     args: argparse.Namespace, notebook_dir: Path, extra: Sequence[str]
 ) -> list[str]:
-    command = [sys.executable, "-m", "jupyter", "lab", f"--port={args.port}"]
+    # `python -m jupyterlab`, not `jupyter lab`: the `jupyter` dispatcher looks `jupyter-lab` up
+    # on PATH and may start another environment's JupyterLab (and kernels) than this one.
+    command = [sys.executable, "-m", "jupyterlab", f"--port={args.port}"]
     command.append(f"--ServerApp.root_dir={notebook_dir}")
     if args.no_browser:
         command.append("--no-browser")

@@ -227,7 +227,7 @@ class Catalog:
                 _problem(
                     "mode",
                     f"model {self.id!r} has no mode {mode_id!r}; one of {_fmt(self.mode_ids)}",
-                    "enum",
+                    "value_not_allowed",
                 )
             )
             return problems
@@ -278,13 +278,17 @@ class Catalog:
         allowed = self.allowed(name, mode.get("id"), tier)
         scalar = kind not in ("voice",) and not isinstance(value, (list, dict))
         if allowed is not None and scalar and value not in allowed:
-            where = f" for tier {tier}" if _by_tier(mode, name) and tier else ""
-            out.append(_problem(name, f"must be one of {_fmt(allowed)}{where}", "enum"))
+            rule = (mode.get("allowed") or {}).get(name)
+            known_tier = _by_tier(mode, name) and tier in (rule.get("by_tier") or {})
+            where = f" for tier {tier}" if known_tier else ""
+            out.append(
+                _problem(name, f"must be one of {_fmt(allowed)}{where}", "value_not_allowed")
+            )
         if kind == "voice" and self.voices:
             names = {v.get("name") for v in self.voices} | {v.get("id") for v in self.voices}
             if value not in names:
                 shown = [v.get("name") for v in self.voices]
-                out.append(_problem(name, f"unknown voice; one of {_fmt(shown)}", "enum"))
+                out.append(_problem(name, f"unknown voice; one of {_fmt(shown)}", "unknown_voice"))
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             low, high = self.range(name, mode.get("id"))
             if low is not None and value < low:

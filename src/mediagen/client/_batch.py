@@ -24,7 +24,7 @@ from typing import Any
 from mediagen.client import _resources as res
 from mediagen.client._budget import active_budgets
 from mediagen.client._effects import Invoke
-from mediagen.client._errors import BudgetExceededError, MediagenError
+from mediagen.client._errors import BudgetExceededError, LocalValidationError, MediagenError
 from mediagen.client._models import Estimate, Generation
 
 DEFAULT_CONCURRENCY = 4
@@ -86,6 +86,23 @@ def describe(total: float, items: list[BatchItem]) -> str:
     return text
 
 
+def _local_problems(client: Any, entry: Any, request: dict, kind: str) -> list[dict]:
+    """The catalog's local checks, minus reference fields: those are resolved (a path is
+    uploaded, an output becomes its asset id) only when the item is submitted."""
+    if not client._config.validate:
+        return []
+    references = {
+        name
+        for name, schema in (entry.catalog.entry.get("parameters") or {}).items()
+        if isinstance(schema, dict) and schema.get("type") in ("asset", "asset_list", "keyframes")
+    }
+    return [
+        p
+        for p in entry.catalog.validate(request, kind=kind)
+        if str(p["loc"][-1]).split("[")[0].split(".")[0] not in references
+    ]
+
+
 def prepare(
     client: Any,
     requests: Iterable[Mapping[str, Any]],
@@ -114,6 +131,13 @@ def prepare(
             if item.kind not in ("image", "video", "audio"):
                 raise ValueError(f"cannot tell the kind of model {model!r}; pass kind=")
             res.check_fields(item.kind, request)
+            problems = _local_problems(client, entry, request, item.kind)
+            if problems:  # name the fields as the caller wrote them, before any quote
+                raise LocalValidationError(
+                    f"invalid request for model {model!r} (nothing was sent)",
+                    code="validation_error",
+                    details=problems,
+                )
             item.estimate = yield from res.estimate_for_request(
                 client, {**request, "idempotency_key": key}, entry
             )

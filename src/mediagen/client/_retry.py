@@ -115,6 +115,7 @@ class KeyGate:
         self._blocked_until = 0.0
         self._release_next = 0.0
         self._next_slot = 0.0
+        self.penalties = 0  # how many 429s so far: a held request re-checks after a new one
         self._lock = threading.Lock()
 
     def acquire(self) -> float:
@@ -135,6 +136,7 @@ class KeyGate:
         with self._lock:
             self._blocked_until = max(self._blocked_until, self.clock() + max(0.0, seconds))
             self._release_next = self._blocked_until
+            self.penalties += 1
 
     @property
     def blocked_for(self) -> float:

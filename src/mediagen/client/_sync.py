@@ -185,9 +185,13 @@ class Client(BaseClient):
         policy, gate = self._policy, self._gate
         attempt = 0
         while True:
-            hold = gate.acquire()
-            if hold > 0:
+            seen, hold = gate.penalties, gate.acquire()
+            while hold > 0:
                 self._sleep(hold)
+                hold = 0.0
+                if gate.penalties != seen and gate.blocked_for > 0:
+                    # a 429 that came back while this request was held holds it again
+                    seen, hold = gate.penalties, gate.acquire()
             try:
                 response = self._http.request(
                     spec.method, url, params=spec.params or None, json=spec.json, headers=headers

@@ -53,6 +53,7 @@ from mediagen._magics_display import (
     models_table,
 )
 from mediagen._progress import Progress, format_seconds, generation_callback, generation_message
+from mediagen.client import _progress_hook
 
 #: Ask before a cell spends more than this many credits (after discount). ``--yes`` skips it.
 confirm_above: float = 50.0
@@ -589,6 +590,10 @@ def _client_model_types() -> list[tuple[type, Any]]:
     return found
 
 
+def _reporter(description: str, unit: str, total: int | None) -> Progress:
+    return Progress(description, total, unit=unit)
+
+
 def load_ipython_extension(ipython: Any) -> None:
     """Register the magics and display formatters (idempotent: a second load is a no-op)."""
     if id(ipython) in _LOADED:
@@ -602,7 +607,13 @@ def load_ipython_extension(ipython: Any) -> None:
     for cls, renderer in _client_model_types():
         previous = html_formatter.for_type(cls, renderer)
         registered.append((cls, previous))
-    _LOADED[id(ipython)] = {"magics": magics, "formatters": registered}
+    # the client's long operations (waits, history fetches, batches) now show progress
+    previous_reporter = _progress_hook.install(_reporter)
+    _LOADED[id(ipython)] = {
+        "magics": magics,
+        "formatters": registered,
+        "reporter": previous_reporter,
+    }
 
 
 def unload_ipython_extension(ipython: Any) -> None:
@@ -610,6 +621,7 @@ def unload_ipython_extension(ipython: Any) -> None:
     state = _LOADED.pop(id(ipython), None)
     if state is None:
         return
+    _progress_hook.install(state["reporter"])
     magics = state["magics"]
     for kind in ("line", "cell"):
         table = ipython.magics_manager.magics[kind]

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from mediagen.client import _requests, _uploads, _wait, _wire
+from mediagen.client import _progress_hook, _requests, _uploads, _wait, _wire
 from mediagen.client._budget import active_budgets
 from mediagen.client._effects import Call, Emit
 from mediagen.client._errors import (
@@ -422,6 +422,16 @@ class Generations(_Resource):
         (``download=False`` skips that). A failed generation is returned, not raised: call
         ``.raise_for_error()``.
         """
+        callback = on_update or progress
+        if callback is None:
+            gid = getattr(generation, "id", generation)
+            with _progress_hook.task(f"Waiting for generation {gid}") as bar:
+                if bar is not None:
+                    callback = lambda g: bar.update(message=_progress_hook.generation_status(g))  # noqa: E731
+                return self._wait(generation, timeout, callback, poll_interval, download)
+        return self._wait(generation, timeout, callback, poll_interval, download)
+
+    def _wait(self, generation, timeout, callback, poll_interval, download) -> Any:
         from mediagen.client._config import normalize_poll_interval
 
         config = self._client._config
@@ -429,7 +439,7 @@ class Generations(_Resource):
             self._client,
             generation,
             timeout=timeout,
-            on_update=on_update or progress,
+            on_update=callback,
             poll_interval=(
                 config.poll_interval
                 if poll_interval is None
@@ -488,7 +498,16 @@ class Generations(_Resource):
         """All matching generations as a pandas DataFrame (``mediagen.history``)."""
         from mediagen.history import generations_frame
 
-        return generations_frame(self._client._sync_twin(), **filters)
+        with _progress_hook.task("Fetching history", "page") as bar:
+            on_page = None
+            if bar is not None:
+                rows = [0]
+
+                def on_page(page: Mapping[str, Any]) -> None:
+                    rows[0] += len(page.get("data") or [])
+                    bar.advance(message=f"{rows[0]} generations")
+
+            return generations_frame(self._client._sync_twin(), on_page=on_page, **filters)
 
 
 # --- models, credits, uploads -------------------------------------------------------------

@@ -6,13 +6,13 @@ import contextvars
 import inspect
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from mediagen.client import _batch
+from mediagen.client import _batch, _progress_hook
 from mediagen.client._base import USER_AGENT, BaseClient, log
 from mediagen.client._effects import Blocking, Call, Emit, Fetch, Invoke, Now, Put, Sleep
 from mediagen.client._errors import APIConnectionError, APITimeoutError
@@ -107,15 +107,22 @@ class Client(BaseClient):
         todo = _batch.runnable(result)
         if todo:
             # Threads, each in a copy of this context, so ``with mediagen.budget(...)`` holds.
-            with ThreadPoolExecutor(max_workers=min(concurrency, len(todo))) as pool:
+            with (
+                _progress_hook.task(
+                    f"Submitting {len(todo)} requests", "request", len(todo)
+                ) as bar,
+                ThreadPoolExecutor(max_workers=min(concurrency, len(todo))) as pool,
+            ):
                 futures = [
                     pool.submit(
                         contextvars.copy_context().run, self._run, _batch.submit_item(self, item)
                     )
                     for item in todo
                 ]
-                for future in futures:
+                for future in as_completed(futures):
                     future.result()
+                    if bar is not None:
+                        bar.advance()
         return result
 
     # --- running flows --------------------------------------------------------------------

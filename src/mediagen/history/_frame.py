@@ -10,7 +10,7 @@ current one is reduced, so the kernel mostly waits on the server, not on itself.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -192,7 +192,12 @@ def _filter_params(filters: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def generations_frame(
-    client: Any, *, journal: Any = _USE_CLIENT_JOURNAL, prefetch: bool = True, **filters: Any
+    client: Any,
+    *,
+    journal: Any = _USE_CLIENT_JOURNAL,
+    prefetch: bool = True,
+    on_page: Callable[[Mapping[str, Any]], Any] | None = None,
+    **filters: Any,
 ) -> pd.DataFrame:
     """All generations of the client's key owner as a DataFrame, one row per generation.
 
@@ -200,6 +205,7 @@ def generations_frame(
     ``created_after`` (aware datetime, date or ISO string; strictly after). Pages are fetched at
     the largest page size and every cursor is followed, newest first.
 
+    ``on_page(page)`` is called as each page arrives (progress displays).
     ``journal`` (default: the client's own request journal, if it has one) adds the request's
     settings and the estimate shown; pass ``None`` to skip it, or a ``Journal``, a path or an
     iterable of journal records.
@@ -210,7 +216,15 @@ def generations_frame(
     pages: Iterable[Mapping[str, Any]] = iter_generation_pages(client, params)
     if prefetch:
         pages = prefetched(pages)
+    if on_page is not None:  # a progress display, page by page
+        pages = _reporting(pages, on_page)
     return frame_from_pages(pages, journal=journal)
+
+
+def _reporting(pages: Iterable[Mapping[str, Any]], on_page: Callable[[Any], Any]):
+    for page in pages:
+        on_page(page)
+        yield page
 
 
 def update_frame(

@@ -62,6 +62,29 @@ def test_a_double_click_is_one_generation_charged_once(make_service, tenant, san
     assert studio.meter.session_spend == price
 
 
+def test_a_click_racing_a_form_change_is_not_sent_and_says_so(make_service, tenant, sandbox):
+    service = make_service(tenant)
+
+    async def scenario():
+        studio = await studio_on(service, "pixel-1", prompt="a lighthouse")
+        studio.form.values = {**studio.form.values, "resolution": "2k"}  # the price changes...
+        assert studio.estimate.status == "estimating"
+        studio.estimate.click = "raced"  # ...and the click lands before the new estimate
+        await until(lambda: can_submit(studio))
+        await asyncio.sleep(0.2)
+        notice = studio.estimate.error
+        studio.estimate.click = "after"  # the next click, with the new price shown, goes
+        await until(lambda: studio.cards and studio.cards[0].status == "completed")
+        await service.aclose()
+        return studio, notice
+
+    studio, notice = run(scenario())
+    assert "Not sent" in notice
+    assert studio.estimate.error == ""
+    assert len(list(service.client.generations.list())) == 1
+    assert ledger_kinds(sandbox, tenant) == ["grant", "reserve", "charge"]
+
+
 def test_job_card_goes_from_pending_to_completed_with_players(make_service, tenant, sandbox):
     service = make_service(tenant)
 

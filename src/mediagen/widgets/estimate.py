@@ -73,6 +73,12 @@ class LiveEstimate(MediagenWidget):
     def _deliver(self, result: tuple[dict[str, Any], dict[str, Any]]) -> None:
         request, estimate = result
         self.clear_error()
+        if getattr(self, "_dropped_click", False):
+            self._dropped_click = False
+            self.error = (
+                "Not sent: the form changed as you clicked. Check the new estimate, then "
+                "click Submit again."
+            )
         self._request_estimated = request
         self.estimate = estimate
         self.status = "ready"
@@ -127,7 +133,12 @@ class LiveEstimate(MediagenWidget):
         if not click_id:
             return
         if self.submitting or self.blocked_reason:
-            return  # a second click of a double click, or a click the view should not send
+            # a second click of a double click, or a click the view should not send. A click
+            # that raced a form change is not sent either (its price was never shown), but
+            # the user is told once the new estimate is in, rather than left wondering.
+            if not self.submitting and self.status == "estimating":
+                self._dropped_click = True
+            return
         key = self._keys.setdefault(click_id, f"mg-{uuid.uuid4().hex}")
         request = dict(self._request_estimated or self.form.request)
         estimate = dict(self.estimate)

@@ -17,15 +17,8 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip(
-    "mediagen_sandbox.testing",
-    reason="temporary: waits for the sandbox's testing helpers (issue 2) to land",
-)
-mediagen = pytest.importorskip("mediagen")
-if not hasattr(mediagen, "Client"):
-    pytest.skip("temporary: waits for mediagen.Client (issue 3) to land", allow_module_level=True)
-
-from mediagen import history as h  # noqa: E402
+import mediagen
+from mediagen import history as h
 
 # -- seams: the sandbox and client calls this module relies on ------------------------------
 

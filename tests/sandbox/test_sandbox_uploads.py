@@ -179,7 +179,8 @@ def test_output_urls_need_no_key_and_expire(sandbox, tenant):
 @pytest.mark.slow
 def test_large_upload_streams_with_bounded_memory(sandbox, tenant):
     """A 256 MiB WAV goes to disk without the server's memory growing by its size."""
-    psutil = pytest.importorskip("psutil")
+    import psutil  # a test dependency (pyproject: test extra)
+
     server = psutil.Process(sandbox.process.pid)
     size = 256 * 1024**2
     header = _wav_header(size - 44)

@@ -17,9 +17,6 @@ from ._registry import model_def, models_of
 from ._types import AssetRef, Quote, ValidatedRequest, detail, fail, failed
 
 ENDPOINTS = {"image": "POST /v1/images", "video": "POST /v1/videos", "audio": "POST /v1/audio"}
-# request fields holding one asset id / a list of asset ids; their media kind is in the schema
-_ASSET_TYPES = ("asset", "asset_list")
-FRAMES_PER_SECOND = 24
 
 
 def _show(values: list) -> str:
@@ -282,9 +279,12 @@ def input_counts(values: dict) -> dict[str, int]:
     return counts
 
 
-def _quote(md: ModelDef, mode: dict, values: dict, ctx: Ctx | None, where: str, names=None):
+def _quote(
+    md: ModelDef, mode: dict, values: dict, ctx: Ctx | None, where: str, names=None, seconds=None
+):
+    """(list credits, billable seconds); ``seconds`` is an estimate's own billable duration."""
     count = int(values.get(md.count_field) or 1) if md.count_field else 1
-    duration = md.duration(mode, values, ctx)
+    duration = seconds if seconds is not None else md.duration(mode, values, ctx)
     if mode["price"]["unit"] == "second" and duration is None:
         raise fail(
             "duration_seconds",
@@ -492,13 +492,6 @@ def estimate_from_query(model_id: str, query: dict, lookup=None) -> Quote:
         if ctx.errors:
             raise failed(ctx.errors, f"Cannot quote {entry['id']} ({mode['id']})")
         ctx.assets[source] = ref
-    if ctx is not None:
-        credits, billable = _quote(md, mode, values, ctx, "query", names)
-    elif "_duration" in given:
-        duration = given["_duration"]
-        quoting = ModelDef(entry=entry, outputs=md.outputs, duration=lambda m, v, c: duration)
-        quoting.count_field = md.count_field
-        credits, billable = _quote(quoting, mode, values, None, "query", names)
-    else:
-        credits, billable = _quote(md, mode, values, None, "query", names)
+    seconds = given.get("_duration")
+    credits, billable = _quote(md, mode, values, ctx, "query", names, seconds)
     return Quote(entry["id"], mode["id"], credits, billable)

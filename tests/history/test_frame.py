@@ -275,3 +275,17 @@ def test_concat_history_keeps_dtypes_across_different_categories():
     assert both["refs_reference_images"].tolist()[0] == 1
     assert both["refs_reference_images"].tolist()[1] is pd.NA
     assert str(both["created_at"].dtype) == "datetime64[ns, UTC]"
+
+
+def test_pages_are_prefetched_only_from_a_remote_service():
+    from types import SimpleNamespace
+
+    from mediagen.history._frame import _local_service
+
+    def client(url):
+        return SimpleNamespace(_config=SimpleNamespace(base_url=url))
+
+    assert _local_service(client("http://127.0.0.1:8765"))
+    assert _local_service(client("http://localhost:8765"))
+    assert not _local_service(client("https://api.example.com"))
+    assert not _local_service(lambda query: {})  # a bare page source: nothing to go by

@@ -4,7 +4,8 @@ Why raw pages and not the client's typed ``Generation`` objects: 100k generation
 objects cost several times the memory and time of the columns we need. Each page is reduced to
 plain column lists as it arrives (its dicts are then dropped), and pandas arrays are built once
 at the end, vectorised. With ``prefetch`` the next page is fetched on a helper thread while the
-current one is reduced, so the kernel mostly waits on the server, not on itself.
+current one is reduced, so the kernel mostly waits on the server, not on itself (by default
+only against a remote service: see ``_local_service``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 import pandas as pd
@@ -195,7 +197,7 @@ def generations_frame(
     client: Any,
     *,
     journal: Any = _USE_CLIENT_JOURNAL,
-    prefetch: bool = True,
+    prefetch: bool | None = None,
     on_page: Callable[[Mapping[str, Any]], Any] | None = None,
     **filters: Any,
 ) -> pd.DataFrame:
@@ -205,7 +207,8 @@ def generations_frame(
     ``created_after`` (aware datetime, date or ISO string; strictly after). Pages are fetched at
     the largest page size and every cursor is followed, newest first.
 
-    ``on_page(page)`` is called as each page arrives (progress displays).
+    ``on_page(page)`` is called as each page arrives (progress displays). ``prefetch`` fetches
+    the next page on a helper thread; None (default) does so unless the service is local.
     ``journal`` (default: the client's own request journal, if it has one) adds the request's
     settings and the estimate shown; pass ``None`` to skip it, or a ``Journal``, a path or an
     iterable of journal records.
@@ -214,11 +217,27 @@ def generations_frame(
     if journal is _USE_CLIENT_JOURNAL:
         journal = getattr(client, "journal", None)
     pages: Iterable[Mapping[str, Any]] = iter_generation_pages(client, params)
+    if prefetch is None:
+        prefetch = not _local_service(client)
     if prefetch:
         pages = prefetched(pages)
     if on_page is not None:  # a progress display, page by page
         pages = _reporting(pages, on_page)
     return frame_from_pages(pages, journal=journal)
+
+
+def _local_service(client: Any) -> bool:
+    """Whether the service runs on this machine (the sandbox): then it needs a core of its own.
+
+    Measured (benchmarks/bench_history.py, 100k rows, 2 cores, loopback sandbox): fetching the
+    next page on a helper thread made ``to_dataframe`` 1.07x the plain loop, because JSON
+    decoding and the reduction then contend for the GIL while the server wants a core too;
+    without it, 0.87-0.92x. Against a remote service the pages' network wait frees the GIL, so
+    overlapping the next fetch with the reduction is the faster choice.
+    """
+    config = getattr(client, "_config", None)
+    host = urlsplit(getattr(config, "base_url", "") or "").hostname or ""
+    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 def _reporting(pages: Iterable[Mapping[str, Any]], on_page: Callable[[Any], Any]):
@@ -232,7 +251,7 @@ def update_frame(
     frame: pd.DataFrame,
     *,
     journal: Any = _USE_CLIENT_JOURNAL,
-    prefetch: bool = True,
+    prefetch: bool | None = None,
     **filters: Any,
 ) -> pd.DataFrame:
     """``frame`` brought up to date by fetching only what can have changed.

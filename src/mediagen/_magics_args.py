@@ -19,25 +19,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mediagen.catalog import ALWAYS_ACCEPTED, JSON_TYPES
+
 KINDS = ("image", "video", "audio")
-#: Fields every mode accepts besides its own (docs/wire-contract.md).
-ALWAYS_ACCEPTED = ("model", "mode", "idempotency_key", "project_id")
 #: Options of the magic itself (not request fields).
 MAGIC_OPTIONS = ("model", "mode", "o", "output", "yes", "no_wait", "help")
 #: Parameter types whose value is an asset id (or something a resolver turns into one).
 ASSET_TYPES = ("asset",)
 ASSET_LIST_TYPES = ("asset_list",)
-#: Parameter types given as JSON text (or the name of a variable holding the value).
-JSON_TYPES = (
-    "keyframes",
-    "segments",
-    "multi_prompt",
-    "composition_plan",
-    "elements",
-    "reference_names",
-    "object",
-    "array",
-)
 TRUE_WORDS = ("true", "yes", "on", "1")
 FALSE_WORDS = ("false", "no", "off", "0")
 

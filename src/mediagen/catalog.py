@@ -13,7 +13,13 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+#: Fields every mode accepts besides its own (docs/wire-contract.md).
 ALWAYS_ACCEPTED = ("model", "mode", "idempotency_key", "project_id")
+#: Parameter types whose values are structured (lists or objects), written as JSON by hand.
+JSON_TYPES = frozenset(
+    {"keyframes", "segments", "multi_prompt", "composition_plan", "elements", "reference_names",
+     "object", "array"}
+)  # fmt: skip
 DEFAULT_MODE = "default"
 
 

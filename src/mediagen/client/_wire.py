@@ -95,9 +95,6 @@ ESTIMATE_QUERY_NAMES = (
     "generation_count",
 )
 
-# Fields every mode accepts besides its required + optional ones.
-ALWAYS_ACCEPTED = ("model", "mode", "idempotency_key", "project_id")
-
 # Spec fields of each submit endpoint (the spec's tables plus the wire contract's settings).
 VIDEO_FIELDS = (
     "model", "prompt", "negative_prompt", "mode", "tier", "variant", "quality", "aspect_ratio",

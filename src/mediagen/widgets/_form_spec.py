@@ -13,18 +13,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-ALWAYS_ACCEPTED = ("model", "mode", "idempotency_key", "project_id")
+from mediagen.catalog import ALWAYS_ACCEPTED, JSON_TYPES
+
 LONG_TEXT_FIELDS = {"prompt", "text", "lyrics", "negative_prompt", "previous_text", "next_text"}
-JSON_TYPES = {
-    "keyframes",
-    "segments",
-    "multi_prompt",
-    "composition_plan",
-    "elements",
-    "reference_names",
-    "object",
-    "array",
-}
 TIER_FIELDS = ("tier", "resolution")
 
 

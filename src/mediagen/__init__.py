@@ -8,12 +8,12 @@ imported when used, so ``import mediagen`` stays fast in a plain script.
 """
 
 from mediagen import client as _client
+from mediagen._version import __version__
 from mediagen.client import __all__ as _client_all
 
 # The flat public namespace is the client's; AsyncClient (and asyncio) load on first use.
 globals().update({name: getattr(_client, name) for name in _client_all if name != "AsyncClient"})
 
-__version__ = "0.1.0"
 
 __all__ = [*_client_all, "__version__", "studio"]
 

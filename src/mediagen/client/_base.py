@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mediagen._version import __version__
 from mediagen.client import _batch
 from mediagen.client import _resources as res
 from mediagen.client._budget import Budget
@@ -19,7 +20,7 @@ from mediagen.journal import Journal, make_record
 
 log = logging.getLogger("mediagen")
 
-USER_AGENT = "mediagen-python/0.1.0"
+USER_AGENT = f"mediagen-python/{__version__}"
 
 
 class BaseClient:

@@ -224,7 +224,7 @@ class BudgetExceededError(MediagenError):
         )
 
 
-# Short aliases (the names the issue uses).
+# Short aliases, named after the spec's status table (402 payment required, 404 not found, ...).
 PaymentRequired = PaymentRequiredError
 PermissionDenied = PermissionDeniedError
 NotFound = NotFoundError

@@ -266,6 +266,11 @@ class Catalog:
             if name not in accepted:
                 continue
             problems.extend(self._check_value(name, value, mode, tier))
+        # The service checks shapes (types) before anything else and stops there; so do we, so
+        # a wrong type is reported alone rather than with rule problems it would cause.
+        type_errors = [p for p in problems if p["type"] == "type_error"]
+        if type_errors:
+            return type_errors
         problems.extend(self._check_rules(request, defaults))
         return problems
 
@@ -282,6 +287,8 @@ class Catalog:
         if isinstance(value, str) and max_length is not None and len(value) > max_length:
             out.append(_problem(name, f"at most {max_length} characters", "string_too_long"))
         allowed = self.allowed(name, mode.get("id"), tier)
+        if _by_tier(mode, name) and tier not in ((mode.get("allowed") or {})[name]["by_tier"]):
+            allowed = None  # an unknown tier is reported once, on the tier itself
         scalar = kind not in ("voice",) and not isinstance(value, (list, dict))
         if allowed is not None and scalar and value not in allowed:
             rule = (mode.get("allowed") or {}).get(name)
@@ -312,41 +319,13 @@ class Catalog:
     def _check_rules(
         self, request: Mapping[str, Any], defaults: Mapping[str, Any]
     ) -> list[dict[str, Any]]:
+        """The entry's cross-field rules, each checked by its entry in ``_RULE_CHECKS``."""
         out: list[dict[str, Any]] = []
         for rule in self.rules:
-            kind = rule.get("kind")
-            names = list(rule.get("fields") or [])
-            if kind == "mutually_exclusive":
-                given = [n for n in names if _present(request, n)]
-                if len(given) > 1:
-                    out.append(
-                        _problem(
-                            given[1],
-                            f"cannot be combined with {', '.join(given[:1])} "
-                            f"(use only one of {', '.join(names)})",
-                            "mutually_exclusive",
-                        )
-                    )
-            elif kind == "one_of_required":
-                if names and not any(_present(request, n) for n in names):
-                    out.append(
-                        _problem(names[0], f"one of {', '.join(names)} is required", "missing")
-                    )
-            elif kind == "max_duration":
-                field = rule.get("field")
-                when = rule.get("when") or {}
-                if all(request.get(k, defaults.get(k)) == v for k, v in when.items()):
-                    value = request.get(field, defaults.get(field))
-                    maximum = rule.get("maximum")
-                    if isinstance(value, (int, float)) and maximum is not None and value > maximum:
-                        cond = ", ".join(f"{k}={v}" for k, v in when.items())
-                        out.append(
-                            _problem(
-                                str(field),
-                                f"must be <= {maximum}" + (f" when {cond}" if cond else ""),
-                                "less_than_equal",
-                            )
-                        )
+            check = _RULE_CHECKS.get(str(rule.get("kind")))
+            if check is not None:
+                out.extend(check(rule, request, defaults))
+        out.extend(_reference_name_problems(request, defaults))
         return out
 
     # --- pricing --------------------------------------------------------------------------
@@ -490,7 +469,101 @@ def _type_problem(kind: str | None, value: Any) -> str | None:
         not isinstance(value, list) or not all(isinstance(v, str) for v in value)
     ):
         return "must be a list of strings"
+    shape = _SHAPES.get(kind or "")
+    if shape is list and (
+        not isinstance(value, list)
+        or (kind != "array" and not all(isinstance(v, Mapping) for v in value))
+    ):
+        return "must be a list of objects"
+    if shape is dict and not isinstance(value, Mapping):
+        return "must be an object"
     return None
+
+
+def _mutually_exclusive(
+    rule: Mapping[str, Any], request: Mapping[str, Any], defaults: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    names = list(rule.get("fields") or [])
+    given = [n for n in names if _present(request, n)]
+    if len(given) < 2:
+        return []
+    msg = f"cannot be combined with {given[0]} (use only one of {', '.join(names)})"
+    return [_problem(given[1], msg, "mutually_exclusive")]
+
+
+def _one_of_required(
+    rule: Mapping[str, Any], request: Mapping[str, Any], defaults: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    names = list(rule.get("fields") or [])
+    if not names or any(_present(request, n) for n in names):
+        return []
+    return [_problem(names[0], f"one of {', '.join(names)} is required", "missing")]
+
+
+def _requires(
+    rule: Mapping[str, Any], request: Mapping[str, Any], defaults: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    field = str(rule.get("field"))
+    if not _present(request, field):
+        return []
+    missing = [n for n in rule.get("needs") or [] if not _present({**defaults, **request}, n)]
+    return [_problem(field, f"needs {need} as well", "missing_dependency") for need in missing]
+
+
+def _max_duration(
+    rule: Mapping[str, Any], request: Mapping[str, Any], defaults: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    field, maximum = str(rule.get("field")), rule.get("maximum")
+    when = rule.get("when") or {}
+    if not all(request.get(k, defaults.get(k)) == v for k, v in when.items()):
+        return []
+    value = request.get(field, defaults.get(field))
+    if not isinstance(value, (int, float)) or maximum is None or value <= maximum:
+        return []
+    cond = ", ".join(f"{k}={v}" for k, v in when.items())
+    msg = f"must be <= {maximum}" + (f" when {cond}" if cond else "")
+    return [_problem(field, msg, "less_than_equal")]
+
+
+#: One check per rule kind the catalog states (the service applies the same table).
+_RULE_CHECKS = {
+    "mutually_exclusive": _mutually_exclusive,
+    "one_of_required": _one_of_required,
+    "requires": _requires,
+    "max_duration": _max_duration,
+}
+
+
+def _reference_name_problems(
+    request: Mapping[str, Any], defaults: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """Aliases in ``reference_names`` name references that are given, one alias each."""
+    names = request.get("reference_names")
+    if not isinstance(names, Mapping):
+        return []
+    out = []
+    for key, aliases in names.items():
+        refs = request.get(key, defaults.get(key))
+        where = f"reference_names.{key}"
+        if not isinstance(refs, list):
+            out.append(_problem(where, f"names {key}, which is not given", "unmatched"))
+        elif aliases is not None and len(aliases) != len(refs):
+            msg = f"one name per reference: {len(refs)} {key}, {len(aliases)} names"
+            out.append(_problem(where, msg, "unmatched"))
+    return out
+
+
+#: The JSON shape of each structured parameter type: a list of objects, or one object.
+_SHAPES: dict[str, type] = {
+    "keyframes": list,
+    "segments": list,
+    "multi_prompt": list,
+    "elements": list,
+    "array": list,
+    "composition_plan": dict,
+    "reference_names": dict,
+    "object": dict,
+}
 
 
 def catalog_for(entry: Mapping[str, Any] | Any) -> Catalog:

@@ -57,7 +57,11 @@ def allowed_values(mode: dict, name: str, values: dict) -> list | None:
     """The values ``name`` may take in ``mode`` (following the tier), or None if unrestricted."""
     allowed = mode["allowed"].get(name)
     if isinstance(allowed, dict):
-        return list(allowed.get("by_tier", {}).get(key_of(tier_of(values)), []))
+        # At a tier the table does not list, the tier itself is the problem (reported once,
+        # by the tier check); the fields that follow it are not judged against no list.
+        by_tier = allowed.get("by_tier", {})
+        tier = key_of(tier_of(values))
+        return list(by_tier[tier]) if tier in by_tier else None
     return allowed
 
 

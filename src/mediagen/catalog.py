@@ -10,7 +10,7 @@ the quote is for exactly the request that will be sent. Pure: no I/O, no pandas.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 #: Fields every mode accepts besides its own (docs/wire-contract.md).
@@ -277,44 +277,59 @@ class Catalog:
     def _check_value(
         self, name: str, value: Any, mode: Mapping[str, Any], tier: str | None
     ) -> list[dict[str, Any]]:
-        schema = self.parameter(name)
-        kind = schema.get("type")
-        out: list[dict[str, Any]] = []
-        type_error = _type_problem(kind, value)
+        """One field's problems: its type first (alone), then each check of ``_VALUE_CHECKS``."""
+        type_error = _type_problem(self.parameter(name).get("type"), value)
         if type_error:
             return [_problem(name, type_error, "type_error")]
-        max_length = schema.get("max_length")
+        found = (check(self, name, value, mode, tier) for check in _VALUE_CHECKS)
+        return [_problem(name, msg, kind) for problems in found for msg, kind in problems]
+
+    def _length_problems(self, name: str, value: Any, mode: Mapping, tier: str | None) -> list:
+        max_length = self.parameter(name).get("max_length")
         if isinstance(value, str) and max_length is not None and len(value) > max_length:
-            out.append(_problem(name, f"at most {max_length} characters", "string_too_long"))
+            return [(f"at most {max_length} characters", "string_too_long")]
+        return []
+
+    def _allowed_problems(self, name: str, value: Any, mode: Mapping, tier: str | None) -> list:
+        if self.parameter(name).get("type") == "voice" or isinstance(value, (list, dict)):
+            return []
+        by_tier = _by_tier(mode, name)
+        if by_tier and tier not in mode["allowed"][name]["by_tier"]:
+            return []  # an unknown tier is reported once, on the tier itself
         allowed = self.allowed(name, mode.get("id"), tier)
-        if _by_tier(mode, name) and tier not in ((mode.get("allowed") or {})[name]["by_tier"]):
-            allowed = None  # an unknown tier is reported once, on the tier itself
-        scalar = kind not in ("voice",) and not isinstance(value, (list, dict))
-        if allowed is not None and scalar and value not in allowed:
-            rule = (mode.get("allowed") or {}).get(name)
-            known_tier = _by_tier(mode, name) and tier in (rule.get("by_tier") or {})
-            where = f" for tier {tier}" if known_tier else ""
-            out.append(
-                _problem(name, f"must be one of {_fmt(allowed)}{where}", "value_not_allowed")
-            )
-        if kind == "voice" and self.voices:
-            names = {v.get("name") for v in self.voices} | {v.get("id") for v in self.voices}
-            if value not in names:
-                shown = [v.get("name") for v in self.voices]
-                out.append(_problem(name, f"unknown voice; one of {_fmt(shown)}", "unknown_voice"))
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            low, high = self.range(name, mode.get("id"))
-            if low is not None and value < low:
-                out.append(_problem(name, f"must be >= {low}", "greater_than_equal"))
-            if high is not None and value > high:
-                out.append(_problem(name, f"must be <= {high}", "less_than_equal"))
-            step = schema.get("multiple_of")
-            if step and value % step:
-                out.append(_problem(name, f"must be a multiple of {step}", "multiple_of"))
+        if allowed is None or value in allowed:
+            return []
+        where = f" for tier {tier}" if by_tier else ""
+        return [(f"must be one of {_fmt(allowed)}{where}", "value_not_allowed")]
+
+    def _voice_problems(self, name: str, value: Any, mode: Mapping, tier: str | None) -> list:
+        if self.parameter(name).get("type") != "voice" or not self.voices:
+            return []
+        if value in {v.get("name") for v in self.voices} | {v.get("id") for v in self.voices}:
+            return []
+        return [
+            (f"unknown voice; one of {_fmt(v.get('name') for v in self.voices)}", "unknown_voice")
+        ]
+
+    def _number_problems(self, name: str, value: Any, mode: Mapping, tier: str | None) -> list:
+        if not _is_number(value):
+            return []
+        low, high = self.range(name, mode.get("id"))
+        step = self.parameter(name).get("multiple_of")
+        out = []
+        if low is not None and value < low:
+            out.append((f"must be >= {low}", "greater_than_equal"))
+        if high is not None and value > high:
+            out.append((f"must be <= {high}", "less_than_equal"))
+        if step and value % step:
+            out.append((f"must be a multiple of {step}", "multiple_of"))
+        return out
+
+    def _count_problems(self, name: str, value: Any, mode: Mapping, tier: str | None) -> list:
         limit = (mode.get("max_counts") or {}).get(name)
         if limit is not None and isinstance(value, list) and len(value) > limit:
-            out.append(_problem(name, f"at most {limit} items (got {len(value)})", "too_long"))
-        return out
+            return [(f"at most {limit} items (got {len(value)})", "too_long")]
+        return []
 
     def _check_rules(
         self, request: Mapping[str, Any], defaults: Mapping[str, Any]
@@ -331,61 +346,24 @@ class Catalog:
     # --- pricing --------------------------------------------------------------------------
 
     def estimate_query(self, request: Mapping[str, Any]) -> dict[str, Any]:
-        """The estimate endpoint's query for a submit body (docs/wire-contract.md table)."""
+        """The estimate endpoint's query for a submit body (docs/wire-contract.md table).
+
+        Table-driven: each submit field maps to its query name (``_QUERY_NAMES``, first
+        match wins), the priced duration comes from the first source that gives one, and what
+        the table does not name but the price depends on travels in ``params``.
+        """
         r = {k: v for k, v in request.items() if v is not None}
-        kind = self.type
         q: dict[str, Any] = {}
-        if "duration_seconds" in r:
-            q["duration_seconds"] = r["duration_seconds"]
-        elif "audio_duration_seconds" in r:
-            q["duration_seconds"] = r["audio_duration_seconds"]
-        elif isinstance(r.get("multi_prompt"), list) and r["multi_prompt"]:
-            total = sum(
-                float(p.get("duration") or 0) for p in r["multi_prompt"] if isinstance(p, Mapping)
-            )
-            if total > 0:
-                q["duration_seconds"] = _tidy(total)
-        elif "num_frames" in r:
-            fps = r.get("frames_per_second")
-            if fps is None:
-                mode = self.mode_for(r) or {}
-                fps = (mode.get("defaults") or {}).get("frames_per_second")
-            if fps:
-                q["duration_seconds"] = _tidy(float(r["num_frames"]) / float(fps))
-        if kind == "image":
-            if "quality" in r:
-                q["image_quality"] = r["quality"]
-            if "resolution" in r:
-                q["image_resolution"] = r["resolution"]
-            if "size" in r:
-                q["size"] = r["size"]
-            elif "aspect_ratio" in r:
-                q["size"] = r["aspect_ratio"]
-            if "generate_image_count" in r:
-                q["generation_count"] = r["generate_image_count"]
-        else:
-            if "tier" in r:
-                q["tier"] = r["tier"]
-            elif "resolution" in r:
-                q["tier"] = r["resolution"]
-            if "quality" in r:
-                q["quality"] = r["quality"]
-            if "sample_count" in r:
-                q["generation_count"] = r["sample_count"]
-        for name in ("variant", "generate_audio", "mode", "idempotency_key"):
-            if name in r:
-                q[name] = r[name]
-        text_length = 0
-        has_text = False
-        if isinstance(r.get("text"), str):
-            text_length += len(r["text"])
-            has_text = True
-        for segment in r.get("segments") or []:
-            if isinstance(segment, Mapping) and isinstance(segment.get("text"), str):
-                text_length += len(segment["text"])
-                has_text = True
-        if has_text:
-            q["text_length"] = text_length
+        duration = self._priced_duration(r)
+        if duration is not None:
+            q["duration_seconds"] = duration
+        names = _QUERY_NAMES["image" if self.type == "image" else "other"]
+        for field, query_name in (*names, *_PASS_THROUGH):
+            if field in r:
+                q.setdefault(query_name, r[field])
+        length = _text_length(r)
+        if length is not None:
+            q["text_length"] = length
         if isinstance(r.get("reference_images"), list):
             q["reference_image_count"] = len(r["reference_images"])
         if "first_frame" in r:
@@ -398,6 +376,22 @@ class Catalog:
         if params:
             q["params"] = json.dumps(params, sort_keys=True, separators=(",", ":"))
         return q
+
+    def _priced_duration(self, r: Mapping[str, Any]) -> float | int | None:
+        """Seconds the price counts: given outright, summed over shots, or frames / fps."""
+        for field in ("duration_seconds", "audio_duration_seconds"):
+            if field in r:
+                return r[field]
+        shots = r.get("multi_prompt")
+        if isinstance(shots, list) and shots:
+            total = sum(float(p.get("duration") or 0) for p in shots if isinstance(p, Mapping))
+            return _tidy(total) if total > 0 else None
+        if "num_frames" in r:
+            fps = r.get("frames_per_second")
+            if fps is None:
+                fps = ((self.mode_for(r) or {}).get("defaults") or {}).get("frames_per_second")
+            return _tidy(float(r["num_frames"]) / float(fps)) if fps else None
+        return None
 
     def _priced_fields(self, request: Mapping[str, Any]) -> list[str]:
         mode = self.mode_for(request)
@@ -412,6 +406,37 @@ class Catalog:
         if isinstance(price.get("duration_from"), str):  # an input file whose length is priced
             names.append(price["duration_from"])
         return names
+
+
+#: Submit field -> estimate query name, per kind of model; the first field given wins a name.
+_QUERY_NAMES: dict[str, tuple[tuple[str, str], ...]] = {
+    "image": (
+        ("quality", "image_quality"),
+        ("resolution", "image_resolution"),
+        ("size", "size"),
+        ("aspect_ratio", "size"),
+        ("generate_image_count", "generation_count"),
+    ),
+    "other": (
+        ("tier", "tier"),
+        ("resolution", "tier"),
+        ("quality", "quality"),
+        ("sample_count", "generation_count"),
+    ),
+}
+#: Fields the estimate takes under their own name, for every kind.
+_PASS_THROUGH = tuple(
+    (name, name) for name in ("variant", "generate_audio", "mode", "idempotency_key")
+)
+
+
+def _text_length(r: Mapping[str, Any]) -> int | None:
+    """Characters spoken (text, or every segment's text); None when the request has no text."""
+    texts = [r["text"]] if isinstance(r.get("text"), str) else []
+    for segment in r.get("segments") or []:
+        if isinstance(segment, Mapping) and isinstance(segment.get("text"), str):
+            texts.append(segment["text"])
+    return sum(map(len, texts)) if texts else None
 
 
 # request fields the estimate table maps to a named parameter (never repeated in ``params``)
@@ -450,34 +475,50 @@ def _by_tier(mode: Mapping[str, Any], field: str) -> bool:
     return isinstance(rule, Mapping) and "by_tier" in rule
 
 
+def _is_integer(value: Any) -> bool:
+    if isinstance(value, float):
+        return value.is_integer()
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _is_objects(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, Mapping) for v in value)
+
+
+#: Parameter type -> (does a value fit, what to say when it does not). Structured types are
+#: checked for their JSON shape only (a list of objects, or one object); the service judges
+#: what is inside.
+_TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "string": (lambda v: isinstance(v, str), "must be a string"),
+    "integer": (_is_integer, "must be an integer"),
+    "number": (_is_number, "must be a number"),
+    "boolean": (lambda v: isinstance(v, bool), "must be true or false"),
+    "asset": (lambda v: isinstance(v, str), "must be an asset id (a string)"),
+    "asset_list": (_is_strings, "must be a list of strings"),
+    "string_list": (_is_strings, "must be a list of strings"),
+    "array": (lambda v: isinstance(v, list), "must be a list of objects"),
+    **dict.fromkeys(
+        ("keyframes", "segments", "multi_prompt", "elements"),
+        (_is_objects, "must be a list of objects"),
+    ),
+    **dict.fromkeys(
+        ("composition_plan", "reference_names", "object"),
+        (lambda v: isinstance(v, Mapping), "must be an object"),
+    ),
+}
+
+
 def _type_problem(kind: str | None, value: Any) -> str | None:
-    if kind == "string" and not isinstance(value, str):
-        return "must be a string"
-    if kind == "integer" and (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or (isinstance(value, float) and not value.is_integer())
-    ):
-        return "must be an integer"
-    if kind == "number" and (isinstance(value, bool) or not isinstance(value, (int, float))):
-        return "must be a number"
-    if kind == "boolean" and not isinstance(value, bool):
-        return "must be true or false"
-    if kind == "asset" and not isinstance(value, str):
-        return "must be an asset id (a string)"
-    if kind in ("asset_list", "string_list") and (
-        not isinstance(value, list) or not all(isinstance(v, str) for v in value)
-    ):
-        return "must be a list of strings"
-    shape = _SHAPES.get(kind or "")
-    if shape is list and (
-        not isinstance(value, list)
-        or (kind != "array" and not all(isinstance(v, Mapping) for v in value))
-    ):
-        return "must be a list of objects"
-    if shape is dict and not isinstance(value, Mapping):
-        return "must be an object"
-    return None
+    check = _TYPES.get(kind or "")
+    return check[1] if check is not None and not check[0](value) else None
 
 
 def _mutually_exclusive(
@@ -525,6 +566,15 @@ def _max_duration(
     return [_problem(field, msg, "less_than_equal")]
 
 
+#: The checks every field value goes through once its type is right, in the order reported.
+_VALUE_CHECKS = (
+    Catalog._length_problems,
+    Catalog._allowed_problems,
+    Catalog._voice_problems,
+    Catalog._number_problems,
+    Catalog._count_problems,
+)
+
 #: One check per rule kind the catalog states (the service applies the same table).
 _RULE_CHECKS = {
     "mutually_exclusive": _mutually_exclusive,
@@ -551,19 +601,6 @@ def _reference_name_problems(
             msg = f"one name per reference: {len(refs)} {key}, {len(aliases)} names"
             out.append(_problem(where, msg, "unmatched"))
     return out
-
-
-#: The JSON shape of each structured parameter type: a list of objects, or one object.
-_SHAPES: dict[str, type] = {
-    "keyframes": list,
-    "segments": list,
-    "multi_prompt": list,
-    "elements": list,
-    "array": list,
-    "composition_plan": dict,
-    "reference_names": dict,
-    "object": dict,
-}
 
 
 def catalog_for(entry: Mapping[str, Any] | Any) -> Catalog:

@@ -72,10 +72,6 @@ def _box(title: str, body: str, *, kind: str) -> str:
     )
 
 
-def _muted(text: str) -> str:
-    return f"<span style='{_MUTED}'>{_esc(text)}</span>"
-
-
 def _badge(status: str) -> str:
     color = _STATUS_COLORS.get(status, "var(--jp-ui-font-color2, #616161)")
     return (

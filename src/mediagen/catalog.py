@@ -13,6 +13,8 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from mediagen.client import _wire as wire
+
 #: Fields every mode accepts besides its own (docs/wire-contract.md).
 ALWAYS_ACCEPTED = ("model", "mode", "idempotency_key", "project_id")
 #: Parameter types whose values are structured (lists or objects), written as JSON by hand.
@@ -348,33 +350,34 @@ class Catalog:
     def estimate_query(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """The estimate endpoint's query for a submit body (docs/wire-contract.md table).
 
-        Table-driven: each submit field maps to its query name (``_QUERY_NAMES``, first
+        Table-driven: each submit field maps to its query name (``ESTIMATE_QUERY_NAMES``, first
         match wins), the priced duration comes from the first source that gives one, and what
-        the table does not name but the price depends on travels in ``params``.
+        the table does not name but the price depends on travels in ``params``. The names
+        are the wire contract's (``mediagen.client._wire``).
         """
         r = {k: v for k, v in request.items() if v is not None}
         q: dict[str, Any] = {}
         duration = self._priced_duration(r)
         if duration is not None:
-            q["duration_seconds"] = duration
-        names = _QUERY_NAMES["image" if self.type == "image" else "other"]
-        for field, query_name in (*names, *_PASS_THROUGH):
+            q[wire.ESTIMATE_DURATION] = duration
+        names = wire.ESTIMATE_QUERY_NAMES["image" if self.type == "image" else "other"]
+        for field, query_name in (*names, *((n, n) for n in wire.ESTIMATE_PASS_THROUGH)):
             if field in r:
                 q.setdefault(query_name, r[field])
         length = _text_length(r)
         if length is not None:
-            q["text_length"] = length
+            q[wire.ESTIMATE_TEXT_LENGTH] = length
         if isinstance(r.get("reference_images"), list):
-            q["reference_image_count"] = len(r["reference_images"])
+            q[wire.ESTIMATE_REFERENCE_IMAGE_COUNT] = len(r["reference_images"])
         if "first_frame" in r:
-            q["first_frame_count"] = 1
+            q[wire.ESTIMATE_FIRST_FRAME_COUNT] = 1
         params = {
             name: r[name]
             for name in self._priced_fields(r)
             if name in r and name not in _MAPPED and name not in q
         }
         if params:
-            q["params"] = json.dumps(params, sort_keys=True, separators=(",", ":"))
+            q[wire.ESTIMATE_PARAMS] = json.dumps(params, sort_keys=True, separators=(",", ":"))
         return q
 
     def _priced_duration(self, r: Mapping[str, Any]) -> float | int | None:
@@ -406,28 +409,6 @@ class Catalog:
         if isinstance(price.get("duration_from"), str):  # an input file whose length is priced
             names.append(price["duration_from"])
         return names
-
-
-#: Submit field -> estimate query name, per kind of model; the first field given wins a name.
-_QUERY_NAMES: dict[str, tuple[tuple[str, str], ...]] = {
-    "image": (
-        ("quality", "image_quality"),
-        ("resolution", "image_resolution"),
-        ("size", "size"),
-        ("aspect_ratio", "size"),
-        ("generate_image_count", "generation_count"),
-    ),
-    "other": (
-        ("tier", "tier"),
-        ("resolution", "tier"),
-        ("quality", "quality"),
-        ("sample_count", "generation_count"),
-    ),
-}
-#: Fields the estimate takes under their own name, for every kind.
-_PASS_THROUGH = tuple(
-    (name, name) for name in ("variant", "generate_audio", "mode", "idempotency_key")
-)
 
 
 def _text_length(r: Mapping[str, Any]) -> int | None:

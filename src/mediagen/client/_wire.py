@@ -6,8 +6,6 @@ hunt through the code. Names the spec *does* fix are used as the spec names them
 
 from __future__ import annotations
 
-API_PREFIX = "/v1"
-
 # Paths (the spec's).
 SUBMIT_PATHS = {"video": "/v1/videos", "image": "/v1/images", "audio": "/v1/audio"}
 GENERATION_PATH = "/v1/generations/{generation_id}"
@@ -30,7 +28,6 @@ LIST_HAS_MORE = "has_more"
 LIST_CURSOR_PARAM = "after"
 LIST_LIMIT_PARAM = "limit"
 LIST_FILTERS = ("status", "type", "model", "created_after")
-PAGE_SIZE_DEFAULT = 20
 PAGE_SIZE_MAX = 100
 
 # Upload registration body.
@@ -74,26 +71,30 @@ CONTENT_TYPE_SUFFIXES = {
     "audio/ogg": ".ogg",
 }
 
-# Estimate query names (request field -> estimate parameter; see catalog.estimate_query).
-ESTIMATE_QUERY_NAMES = (
-    "duration_seconds",
-    "quality",
-    "tier",
-    "mode",
-    "variant",
-    "params",
-    "idempotency_key",
-    "reference_image_count",
-    "first_frame_count",
-    "text_length",
-    "input_tokens",
-    "output_tokens",
-    "image_quality",
-    "image_resolution",
-    "size",
-    "generate_audio",
-    "generation_count",
-)
+# Estimate query names: submit field -> query parameter, per kind of model (the first field given
+# wins a name), then the fields every kind passes under their own name. The query names the spec
+# does not show (the rest are the catalog's, in ``params``): see docs/wire-contract.md.
+ESTIMATE_QUERY_NAMES: dict[str, tuple[tuple[str, str], ...]] = {
+    "image": (
+        ("quality", "image_quality"),
+        ("resolution", "image_resolution"),
+        ("size", "size"),
+        ("aspect_ratio", "size"),
+        ("generate_image_count", "generation_count"),
+    ),
+    "other": (
+        ("tier", "tier"),
+        ("resolution", "tier"),
+        ("quality", "quality"),
+        ("sample_count", "generation_count"),
+    ),
+}
+ESTIMATE_PASS_THROUGH = ("variant", "generate_audio", "mode", "idempotency_key")
+ESTIMATE_DURATION = "duration_seconds"
+ESTIMATE_TEXT_LENGTH = "text_length"
+ESTIMATE_REFERENCE_IMAGE_COUNT = "reference_image_count"
+ESTIMATE_FIRST_FRAME_COUNT = "first_frame_count"
+ESTIMATE_PARAMS = "params"
 
 # Spec fields of each submit endpoint (the spec's tables plus the wire contract's settings).
 VIDEO_FIELDS = (

@@ -38,7 +38,7 @@ def mode_fields(mode: Mapping[str, Any]) -> list[str]:
     return seen
 
 
-def start_values(entry: Mapping[str, Any], mode_id: str | None) -> dict[str, Any]:
+def example_values(entry: Mapping[str, Any], mode_id: str | None) -> dict[str, Any]:
     """Defaults of the mode, overlaid with its ``example_request`` (a ready-to-send start)."""
     mode = mode_of(entry, mode_id)
     values: dict[str, Any] = dict(mode.get("defaults") or {})
@@ -48,6 +48,38 @@ def start_values(entry: Mapping[str, Any], mode_id: str | None) -> dict[str, Any
             values[key] = value
     fields = set(mode_fields(mode))
     return {k: v for k, v in values.items() if k in fields}
+
+
+def start_values(
+    entry: Mapping[str, Any],
+    mode_id: str | None,
+    given: Mapping[str, Any] | None = None,
+    references: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """What a freshly loaded form holds: the example, under what the user already chose.
+
+    ``references`` (media kind -> asset id, the outputs the user picked "use as reference" on)
+    fill the first reference input of their kind, replacing the example's sample asset, so a
+    chained request never pays for the sample. ``given`` (what the user typed or chose in
+    earlier forms) is kept for every field of this mode that accepts it; the example fills only
+    what is left.
+    """
+    values = example_values(entry, mode_id)
+    specs = field_specs(entry, mode_id, values)
+    filled: set[str] = set()
+    for kind, asset_id in (references or {}).items():
+        for spec in specs:
+            if spec["control"] == "reference" and spec.get("media") == kind:
+                values[spec["name"]] = [asset_id] if spec.get("multiple") else asset_id
+                filled.add(spec["name"])
+                break
+    names = {s["name"] for s in specs}
+    kept = {k: v for k, v in (given or {}).items() if k in names and k not in filled}
+    if kept:
+        candidate = {**values, **kept}
+        refused = check(entry, mode_id, candidate)
+        values.update({k: v for k, v in kept.items() if k not in refused})
+    return values
 
 
 def current_tier(mode: Mapping[str, Any], values: Mapping[str, Any]) -> str | None:

@@ -40,7 +40,9 @@ class Studio(ipywidgets.VBox):
         self.meter = CreditMeter(self.service)
         self.picker = ModelPicker()
         self.form = RequestForm(uploader=self.service.upload)
-        self.estimate = LiveEstimate(self.service, self.form, debounce=debounce)
+        self.estimate = LiveEstimate(
+            self.service, self.form, debounce=debounce, balance=self.meter.balance
+        )
         self.jobs = ipywidgets.VBox()
         self.jobs.add_class("mg-studio-jobs")
         self.gallery = Gallery(self.service)

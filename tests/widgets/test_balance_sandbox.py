@@ -17,15 +17,21 @@ def can_submit(studio: Studio) -> bool:
     return studio.estimate.status == "ready" and not studio.estimate.blocked_reason
 
 
+async def priced_studio(service) -> Studio:
+    """A studio on pixel-1's example, priced, with the meter filled."""
+    studio = Studio(service=service, debounce=0.02)
+    await studio.ready
+    studio.picker.value = "pixel-1"
+    await until(lambda: can_submit(studio) and studio.meter.credits)
+    return studio
+
+
 def test_a_402_then_a_top_up_keep_meter_and_estimate_agreeing(make_service, tenant, sandbox):
     service = make_service(tenant)
     admin = sandbox.admin
 
     async def scenario():
-        studio = Studio(service=service, debounce=0.02)
-        await studio.ready
-        studio.picker.value = "pixel-1"
-        await until(lambda: can_submit(studio) and studio.meter.credits)
+        studio = await priced_studio(service)
         price = studio.estimate.estimate["credits_after_discount"]
         assert shown_balances(studio) == (1000, 1000)
 
@@ -68,10 +74,7 @@ def test_an_edit_clears_a_refusal_and_an_invalid_form_shows_no_price(make_servic
     service = make_service(tenant)
 
     async def scenario():
-        studio = Studio(service=service, debounce=0.02)
-        await studio.ready
-        studio.picker.value = "pixel-1"
-        await until(lambda: can_submit(studio))
+        studio = await priced_studio(service)
         sandbox.admin.set_balance(tenant.org_id, 0.01)
         studio.estimate.submit()
         await until(lambda: studio.estimate.error, what="the refusal")
@@ -92,10 +95,7 @@ def test_a_meter_refresh_moves_the_estimates_balance_too(make_service, tenant, s
     service = make_service(tenant)
 
     async def scenario():
-        studio = Studio(service=service, debounce=0.02)
-        await studio.ready
-        studio.picker.value = "pixel-1"
-        await until(lambda: can_submit(studio) and studio.meter.credits)
+        studio = await priced_studio(service)
         sandbox.admin.set_balance(tenant.org_id, 0.5)
         await studio.meter.refresh()
         seen = shown_balances(studio), studio.estimate.estimate["can_afford"]

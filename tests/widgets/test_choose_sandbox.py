@@ -229,3 +229,59 @@ def test_submit_is_disabled_with_the_reason_when_unaffordable_or_not_allowed(
     for tenant in (poor, free):
         kinds = [e["kind"] for e in sandbox.admin.ledger(tenant.org_id)["entries"]]
         assert kinds == ["grant"], "nothing may be reserved for a refused submit"
+
+
+def test_forms_put_required_and_common_fields_first_and_the_rest_under_advanced(catalog):
+    def shown(model, mode=None):
+        form = RequestForm(catalog[model])
+        if mode:
+            form.mode = mode
+        visible = [f for f in form.fields if "merged_into" not in f]
+        return form, [f["name"] for f in visible if not f["advanced"]], visible
+
+    _, speech_main, speech_all = shown("voxa-tts")
+    assert speech_main == ["text", "segments", "voice_name", "model_size"]
+    assert len(speech_all) == 21
+    advanced = [f["name"] for f in speech_all if f["advanced"]]
+    assert {"previous_request_ids", "voice_embedding_id", "output_format"} <= set(advanced)
+    assert [f["name"] for f in speech_all] == speech_main + advanced, "main fields come first"
+
+    form, pro_main, pro_all = shown("pixel-pro")
+    size_like = [f["label"] for f in pro_all if "size" in f["label"].lower()]
+    assert size_like == ["Size"], "one size question, with the presets as its alternatives"
+    size = next(f for f in pro_all if f["name"] == "size")
+    assert size["alternative"]["name"] == "image_size"
+    assert "square" in [o["value"] for o in size["alternative"]["options"]]
+    assert pro_main[:2] == ["prompt", "size"]
+
+    _, i2v_main, _ = shown("vidra-2", "image_to_video")
+    assert i2v_main[0] == "first_frame"
+    for entry in catalog.values():
+        for mode in entry["modes"]:
+            form = RequestForm(entry)
+            form.mode = mode["id"]
+            required = [f["name"] for f in form.fields if f["required"]]
+            assert all(not f["advanced"] for f in form.fields if f["required"]), required
+            missing = [f["name"] for f in form.fields if not f["help"]]
+            assert not missing, (entry["id"], mode["id"], "fields without help", missing)
+
+
+def test_choosing_a_size_preset_sends_only_the_preset_and_the_sandbox_prices_it(
+    catalog, make_service, tenant
+):
+    form = RequestForm(catalog["pixel-pro"])
+    form.values = {**form.values, "size": None, "image_size": "landscape_16_9"}  # as the view
+    assert form.issues == {}
+    assert form.request["image_size"] == "landscape_16_9"
+    assert "size" not in form.request
+    service = make_service(tenant)
+
+    async def scenario():
+        try:
+            return await service.estimate(form.request)
+        finally:
+            await service.aclose()
+
+    estimate = run(scenario())
+    assert estimate["allowed"] is True
+    assert estimate["credits_after_discount"] > 0

@@ -244,7 +244,7 @@ def test_errors_in_callbacks_and_background_work_show_in_the_widgets(
         sandbox.admin.set_balance(tenant.org_id, 0.5)
         studio.estimate.submit()
         await until(lambda: studio.estimate.error, what="submit error")
-        assert studio.estimate.error.startswith("Submit failed:")
+        assert studio.estimate.error.startswith("Not sent:")  # a refusal: nothing ran
         assert "insufficient" in studio.estimate.error.lower()
         assert not studio.estimate.submitting
         # the key is revoked: the credit meter and the estimate report it

@@ -55,7 +55,8 @@ def test_form_traits_follow_edits_and_give_the_request():
     form.set_value("duration_seconds", 5)
     assert form.issues == {}
     form.mode = "image_to_video"
-    assert form.values == {"tier": "720p", "duration_seconds": 5, "prompt": "it moves"}
+    # the example fills the new mode, but the tier the user chose stays
+    assert form.values == {"tier": "1080p", "duration_seconds": 5, "prompt": "it moves"}
     assert form.issues == {"first_frame": "First frame is required"}
     form.add_reference("asset_" + "a" * 24, "fox #1", "image")
     assert form.use_reference("asset_" + "a" * 24, "image") == "first_frame"

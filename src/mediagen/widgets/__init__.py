@@ -18,8 +18,8 @@ _EXPORTS = {
     "ModelPicker": "mediagen.widgets.picker",
     "RequestForm": "mediagen.widgets.form",
     "Service": "mediagen.widgets._service",
-    "Studio": "mediagen.widgets.studio",
-    "studio": "mediagen.widgets.studio",
+    "Studio": "mediagen.widgets._studio",
+    "studio": "mediagen.widgets._studio",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -17,6 +17,17 @@ from mediagen.catalog import ALWAYS_ACCEPTED, JSON_TYPES
 
 LONG_TEXT_FIELDS = {"prompt", "text", "lyrics", "negative_prompt", "previous_text", "next_text"}
 TIER_FIELDS = ("tier", "resolution")
+#: Fields most requests set, shown up front even when a mode's example leaves them out.
+COMMON_FIELDS = {
+    "prompt",
+    "text",
+    "voice_name",
+    "aspect_ratio",
+    "duration_seconds",
+    "quality",
+    "size",
+    *TIER_FIELDS,
+}
 
 
 def mode_of(entry: Mapping[str, Any], mode_id: str | None) -> Mapping[str, Any]:
@@ -38,7 +49,7 @@ def mode_fields(mode: Mapping[str, Any]) -> list[str]:
     return seen
 
 
-def start_values(entry: Mapping[str, Any], mode_id: str | None) -> dict[str, Any]:
+def example_values(entry: Mapping[str, Any], mode_id: str | None) -> dict[str, Any]:
     """Defaults of the mode, overlaid with its ``example_request`` (a ready-to-send start)."""
     mode = mode_of(entry, mode_id)
     values: dict[str, Any] = dict(mode.get("defaults") or {})
@@ -48,6 +59,52 @@ def start_values(entry: Mapping[str, Any], mode_id: str | None) -> dict[str, Any
             values[key] = value
     fields = set(mode_fields(mode))
     return {k: v for k, v in values.items() if k in fields}
+
+
+def main_fields(entry: Mapping[str, Any], mode: Mapping[str, Any]) -> set[str]:
+    """The fields shown up front: required ones, what the example sets, what sets the price,
+    one-of-required alternatives and the common ones. The rest goes under "Advanced"."""
+    main = set(mode.get("required") or []) | COMMON_FIELDS
+    example = mode.get("example_request") or (entry.get("example_request") or {}).get(mode["id"])
+    main |= set(example or {})
+    price = mode.get("price") or {}
+    main |= set(str(price.get("by") or "").split("|")) | set(price.get("per_input") or {})
+    for rule in entry.get("rules") or []:
+        if rule.get("kind") == "one_of_required":
+            main |= set(rule.get("fields") or [])
+    return main
+
+
+def start_values(
+    entry: Mapping[str, Any],
+    mode_id: str | None,
+    given: Mapping[str, Any] | None = None,
+    references: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """What a freshly loaded form holds: the example, under what the user already chose.
+
+    ``references`` (media kind -> asset id, the outputs the user picked "use as reference" on)
+    fill the first reference input of their kind, replacing the example's sample asset, so a
+    chained request never pays for the sample. ``given`` (what the user typed or chose in
+    earlier forms) is kept for every field of this mode that accepts it; the example fills only
+    what is left.
+    """
+    values = example_values(entry, mode_id)
+    specs = field_specs(entry, mode_id, values)
+    filled: set[str] = set()
+    for kind, asset_id in (references or {}).items():
+        for spec in specs:
+            if spec["control"] == "reference" and spec.get("media") == kind:
+                values[spec["name"]] = [asset_id] if spec.get("multiple") else asset_id
+                filled.add(spec["name"])
+                break
+    names = {s["name"] for s in specs}
+    kept = {k: v for k, v in (given or {}).items() if k in names and k not in filled}
+    if kept:
+        candidate = {**values, **kept}
+        refused = check(entry, mode_id, candidate)
+        values.update({k: v for k, v in kept.items() if k not in refused})
+    return values
 
 
 def current_tier(mode: Mapping[str, Any], values: Mapping[str, Any]) -> str | None:
@@ -100,8 +157,9 @@ def field_specs(
     required = set(mode.get("required") or [])
     defaults = mode.get("defaults") or {}
     tier = current_tier(mode, values)
+    main = main_fields(entry, mode)
     specs = []
-    for name in mode_fields(mode):
+    for name in sorted(mode_fields(mode), key=lambda n: n not in main):  # stable: main first
         parameter = parameters.get(name) or {}
         kind = parameter.get("type", "string")
         spec: dict[str, Any] = {
@@ -111,6 +169,7 @@ def field_specs(
             "required": name in required,
             "default": defaults.get(name),
             "help": parameter.get("description") or "",
+            "advanced": name not in main,
         }
         choices = allowed_values(mode, parameter, name, tier)
         if kind == "voice":
@@ -144,7 +203,31 @@ def field_specs(
             spec["control"] = "text"
             spec["max_length"] = parameter.get("max_length")
         specs.append(spec)
+    _merge_alternatives(entry, specs)
     return specs
+
+
+def _merge_alternatives(entry: Mapping[str, Any], specs: list[dict[str, Any]]) -> None:
+    """Two mutually exclusive choice fields (Pixel Pro's ``size`` and ``image_size``) are one
+    question: the first shows both sets of choices, the second is not shown on its own."""
+    by_name = {s["name"]: s for s in specs}
+    for rule in entry.get("rules") or []:
+        names = [n for n in rule.get("fields") or [] if n in by_name]
+        if rule.get("kind") != "mutually_exclusive" or len(names) != 2:
+            continue
+        first, second = (by_name[n] for n in names)
+        if first["control"] != "select" or second["control"] != "select":
+            continue
+        if "merged_into" in first or "merged_into" in second:
+            continue
+        second["merged_into"] = first["name"]
+        first["alternative"] = {
+            "name": second["name"],
+            "label": second["label"],
+            "options": second["options"],
+            "help": second["help"],
+        }
+        first["advanced"] = first["advanced"] and second["advanced"]
 
 
 def _voice_label(voice: Mapping[str, Any]) -> str:

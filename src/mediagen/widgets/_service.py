@@ -9,6 +9,7 @@ the API key stays inside the client objects and never reaches a trait.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -157,7 +158,16 @@ class Service:
                 result = await result
             return Path(result)
         directory = self.cache_dir or Path.cwd() / "mediagen-outputs"
-        return Path(await asyncio.to_thread(output.save, str(directory)))
+        return await self.save(output, directory)
+
+    async def save(self, output: Any, directory: str | Path) -> Path:
+        """Copy the output into ``directory`` (created if needed); the saved file's path."""
+        save = getattr(output, "save", None)
+        if not callable(save):
+            raise TypeError("this output cannot be saved: it is not bound to a client")
+        # bound to the AsyncClient (the widgets' own), save returns an awaitable
+        result = save(str(directory))
+        return Path(await result if inspect.isawaitable(result) else result)
 
 
 def _settings(client: Any) -> dict[str, Any]:

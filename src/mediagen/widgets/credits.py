@@ -1,7 +1,14 @@
-"""``CreditMeter``: balance, the member cap (used / limit, reset time) and this session's spend."""
+"""``CreditMeter``: balance, the member cap (used / limit, reset time) and this session's spend.
+
+The balance has one home, :class:`Balance`, shared by the meter and the live estimate: every
+answer that states a balance (the credits endpoint, an estimate, a 402 refusal) is offered to
+it, the newest request wins, and both widgets show what it holds. So the meter and the estimate
+never show two different balances, and "affordable" is always judged against that one figure.
+"""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import traitlets
@@ -9,6 +16,56 @@ import traitlets
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._service import Service, field
+
+
+class Balance(traitlets.HasTraits):
+    """The credits the key can spend now, as last stated by the service."""
+
+    #: the last credits answer, with ``balance`` replaced by any newer figure
+    credits = traitlets.Dict()
+    refreshing = traitlets.Bool(False)
+
+    def __init__(self, service: Service, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.service = service
+        self._asked_at = float("-inf")
+
+    @property
+    def available(self) -> float | None:
+        value = self.credits.get("balance")
+        return None if value is None else float(value)
+
+    @staticmethod
+    def now() -> float:
+        """The stamp to take when sending a request whose answer states a balance."""
+        return time.monotonic()
+
+    def offer(self, balance: float | None, asked_at: float) -> None:
+        """A balance the service stated in answer to a request sent at ``asked_at``.
+
+        An answer to an older request than the one shown is ignored (it is stale).
+        """
+        if balance is None or asked_at < self._asked_at:
+            return
+        self._asked_at = asked_at
+        if self.credits.get("balance") != balance:
+            self.credits = {**self.credits, "balance": balance}
+
+    def refresh(self, reporter: _tasks.Reporter | None = None) -> _tasks.Handle:
+        """Ask the credits endpoint again, in the background."""
+        self.refreshing = True
+
+        async def run() -> None:
+            asked_at = self.now()
+            try:
+                credits = await self.service.credits()
+            finally:
+                self.refreshing = False
+            if asked_at >= self._asked_at:
+                self._asked_at = asked_at
+                self.credits = dict(credits)
+
+        return _tasks.spawn(run(), reporter=reporter)
 
 
 class CreditMeter(MediagenWidget):
@@ -21,24 +78,19 @@ class CreditMeter(MediagenWidget):
     session_count = traitlets.Int(0).tag(sync=True)
     refreshing = traitlets.Bool(False).tag(sync=True)
 
-    def __init__(self, service: Service, **kwargs: Any) -> None:
+    def __init__(self, service: Service, *, balance: Balance | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.service = service
+        self.balance = balance or Balance(service)
+        traitlets.dlink((self.balance, "credits"), (self, "credits"))
+        traitlets.dlink((self.balance, "refreshing"), (self, "refreshing"))
         self._counted: set[str] = set()
         self.on_msg(lambda _w, content, _b: content == {"action": "refresh"} and self.refresh())
 
     def refresh(self) -> _tasks.Handle:
         """Fetch the balance again, in the background."""
-        self.refreshing = True
-
-        async def run() -> None:
-            try:
-                self.credits = await self.service.credits()
-                self.clear_error()
-            finally:
-                self.refreshing = False
-
-        return _tasks.spawn(run(), reporter=lambda exc: self.report(exc, context="Credits"))
+        self.clear_error()
+        return self.balance.refresh(reporter=lambda exc: self.report(exc, context="Credits"))
 
     def generation_finished(self, generation: Any) -> _tasks.Handle:
         """Count a finished generation's charge into the session once, then refresh."""

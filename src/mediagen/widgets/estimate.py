@@ -4,6 +4,12 @@ Estimates are debounced and "latest wins" (a slow, stale answer never replaces a
 Submit is enabled only when the form is valid and a fresh estimate says the request is allowed
 and affordable; otherwise ``blocked_reason`` says why, next to the disabled button.
 
+The balance and "affordable" come from the :class:`~mediagen.widgets.credits.Balance` shared
+with the credit meter: the service's price, judged against the one balance both widgets show.
+An invalid form shows no price; a refusal for credits (402) updates the balance, so the estimate
+says "not affordable" until a top-up, and its message goes away after a top-up, an edit or a
+reload of the page.
+
 One click is one submission: the view sends a new ``click`` id per click, each click id gets its
 own idempotency key (a re-delivered click reuses it), and a click while a submission is in
 flight is ignored, so a double click charges once.
@@ -17,9 +23,11 @@ from typing import Any
 
 import traitlets
 
+from mediagen.client import PaymentRequiredError
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._service import Service, field
+from mediagen.widgets.credits import Balance
 from mediagen.widgets.form import RequestForm
 
 Submitted = Callable[[Any, dict[str, Any], dict[str, Any]], None]  # (generation, request, estimate)
@@ -36,11 +44,21 @@ class LiveEstimate(MediagenWidget):
     submitted_count = traitlets.Int(0).tag(sync=True)
 
     def __init__(
-        self, service: Service, form: RequestForm, *, debounce: float = 0.3, **kwargs: Any
+        self,
+        service: Service,
+        form: RequestForm,
+        *,
+        debounce: float = 0.3,
+        balance: Balance | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.service = service
         self.form = form
+        self.balance = balance or Balance(service)
+        self._quote: dict[str, Any] = {}  # the service's last estimate, as it came
+        self.balance.observe(self._on_balance, names="credits")
+        self.on_msg(self._on_view_message)
         self._latest = _tasks.Latest(debounce, self._deliver, self._estimate_failed)
         self._request_estimated: dict[str, Any] | None = None
         self._keys: dict[str, str] = {}
@@ -55,12 +73,18 @@ class LiveEstimate(MediagenWidget):
 
     # -- estimates -------------------------------------------------------------------------
 
-    def _on_form(self, _change: Any) -> None:
+    def _on_view_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if content == {"action": "refresh"}:  # a view (re)appeared, e.g. after a page reload
+            with self.reporting("Estimate"):
+                self.refresh()
+
+    def _on_form(self, change: Any) -> None:
         self._request_estimated = None
-        if not self.form.chosen_model:
-            self.status, self.estimate = "idle", {}
-        elif self.form.issues:
-            self.status = "idle"
+        if change is not None and not self.submitting:
+            self.clear_error()  # whatever it said was about the request before this edit
+        if not self.form.chosen_model or self.form.issues:
+            self.status, self._quote = "idle", {}  # no price for a request that cannot go
+            self._show()
         else:
             request = self.form.request
             self.status = "estimating"
@@ -68,7 +92,26 @@ class LiveEstimate(MediagenWidget):
         self._update_blocked()
 
     async def _fetch(self, request: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        return request, await self.service.estimate(request)
+        asked_at = self.balance.now()
+        estimate = await self.service.estimate(request)
+        self.balance.offer(estimate.get("balance"), asked_at)
+        return request, estimate
+
+    def _show(self) -> None:
+        """The quote, judged against the shared balance (the one the meter shows)."""
+        shown = dict(self._quote)
+        available = self.balance.available
+        if shown and available is not None:
+            shown["balance"] = available
+            shown["can_afford"] = available >= float(shown.get("credits_after_discount") or 0)
+        self.estimate = shown
+
+    def _on_balance(self, change: Any) -> None:
+        before = (change["old"] or {}).get("balance")
+        self._show()
+        if before is not None and self.balance.available != before and not self.submitting:
+            self.clear_error()  # a refusal for credits is stale once the balance moved
+        self._update_blocked()
 
     def _deliver(self, result: tuple[dict[str, Any], dict[str, Any]]) -> None:
         request, estimate = result
@@ -80,8 +123,9 @@ class LiveEstimate(MediagenWidget):
                 "click Submit again."
             )
         self._request_estimated = request
-        self.estimate = estimate
+        self._quote = dict(estimate)
         self.status = "ready"
+        self._show()
         self._update_blocked()
 
     def _estimate_failed(self, exc: BaseException) -> None:
@@ -119,7 +163,7 @@ class LiveEstimate(MediagenWidget):
                 f"Not allowed: {self.estimate.get('reason') or 'your plan cannot use this model'}"
             )
         if not self.estimate.get("can_afford", True):
-            return self.estimate.get("reason") or (
+            return (
                 f"Not enough credits: {self.estimate.get('credits_after_discount')} needed, "
                 f"{self.estimate.get('balance')} available"
             )
@@ -165,7 +209,16 @@ class LiveEstimate(MediagenWidget):
 
     def _submit_failed(self, exc: BaseException) -> None:
         self.submitting = False
-        self.report(exc, context="Submit failed")
+        if isinstance(exc, PaymentRequiredError):
+            # the balance fell since the estimate: take the service's figure, then ask again
+            self.balance.offer(exc.available, self.balance.now())
+            self.balance.refresh(reporter=lambda e: self.report(e, context="Credits"))
+            self.error = (
+                f"Not sent: {exc.message} Nothing was charged. Top up (then refresh the credits) "
+                "or change the request."
+            )
+        else:
+            self.report(exc, context="Submit failed")
         self._update_blocked()
 
     @property

@@ -6,11 +6,16 @@ request dict; ``form.issues`` what would be refused, shown inline before anythin
 Reference inputs take a previous output (``use_reference``, for chaining) or a local file the
 user picks in the browser: its bytes come to the kernel as a message buffer (never as widget
 state) and are uploaded by ``uploader``.
+
+What the user typed or chose outlives a model switch: the form remembers it (and the outputs
+picked as references) and a newly loaded model or mode starts from the example only where the
+user gave nothing. Only "Start from example" (:meth:`reset`) puts the whole example back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+import contextlib
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 import traitlets
@@ -42,6 +47,9 @@ class RequestForm(MediagenWidget):
         self, entry: Mapping[str, Any] | None = None, *, uploader: Uploader | None = None, **kw: Any
     ) -> None:
         self._entry: dict[str, Any] | None = None
+        self._given: dict[str, Any] = {}  # field -> what the user typed or chose
+        self._chosen: dict[str, str] = {}  # media kind -> asset id picked as the reference
+        self._loading = False
         self.uploader = uploader
         super().__init__(**kw)
         self.on_msg(self._on_view_message)
@@ -62,18 +70,30 @@ class RequestForm(MediagenWidget):
             {"id": m["id"], "name": m.get("name") or m["id"]} for m in entry.get("modes") or []
         ]
         chosen = spec.mode_of(entry, mode)["id"]
-        with self.hold_trait_notifications():
+        with self._internal(), self.hold_trait_notifications():
             self.chosen_model = entry["id"]
             self.model_name = entry.get("name") or entry["id"]
             self.modes = modes
             self.mode = chosen
-            self.values = spec.start_values(entry, chosen)
+            self.values = spec.start_values(entry, chosen, self._given, self._chosen)
         self._recompute()
 
     def reset(self) -> None:
-        """Back to the mode's defaults and example request."""
+        """Back to the mode's defaults and example request (forgetting what the user gave)."""
         if self._entry is not None:
-            self.values = spec.start_values(self._entry, self.mode)
+            self._given.clear()
+            self._chosen.clear()
+            with self._internal():
+                self.values = spec.example_values(self._entry, self.mode)
+
+    @contextlib.contextmanager
+    def _internal(self) -> Iterator[None]:
+        """Value changes made here are the form's own, not the user's."""
+        outer, self._loading = self._loading, True
+        try:
+            yield
+        finally:
+            self._loading = outer
 
     @property
     def entry(self) -> dict[str, Any] | None:
@@ -101,6 +121,18 @@ class RequestForm(MediagenWidget):
         """Offer ``asset_id`` (an output or upload) in the reference inputs of matching media."""
         refs = [r for r in self.references if r["asset_id"] != asset_id]
         self.references = [{"asset_id": asset_id, "label": label, "kind": kind}, *refs]
+
+    def choose_reference(self, asset_id: str, label: str, kind: str) -> str | None:
+        """ "Use as reference": offer ``asset_id`` and put it into this form's first input for
+        ``kind`` (returned), or, when this mode has none, into the next model or mode that does."""
+        self.add_reference(asset_id, label, kind)
+        self._chosen[kind] = asset_id
+        if not self.reference_fields(kind):
+            return None
+        return self.use_reference(asset_id, kind)
+
+    def label_of(self, name: str) -> str:
+        return next((f["label"] for f in self.fields if f["name"] == name), name)
 
     def reference_fields(self, kind: str | None = None) -> list[dict[str, Any]]:
         return [
@@ -165,12 +197,31 @@ class RequestForm(MediagenWidget):
     @traitlets.observe("mode")
     def _on_mode(self, change: Any) -> None:
         if self._entry is not None and change["old"] and change["new"] != change["old"]:
-            self.values = spec.start_values(self._entry, change["new"])
+            with self._internal():
+                self.values = spec.start_values(
+                    self._entry, change["new"], self._given, self._chosen
+                )
             self._recompute()
 
     @traitlets.observe("values")
-    def _on_values(self, _change: Any) -> None:
+    def _on_values(self, change: Any) -> None:
+        if not self._loading:
+            self._remember(change["old"] or {}, change["new"] or {})
         self._recompute()
+
+    def _remember(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        """Record the fields the user changed (an emptied field is no longer "given")."""
+        media = {f["name"]: f.get("media") for f in self.reference_fields()}
+        for name in set(old) | set(new):
+            value = new.get(name)
+            if value == old.get(name):
+                continue
+            if value in (None, "", [], {}):
+                self._given.pop(name, None)
+                if name in media:  # the user took the reference out: do not carry it on
+                    self._chosen.pop(media[name], None)
+            else:
+                self._given[name] = value
 
     def _recompute(self) -> None:
         if self._entry is None:

@@ -2,7 +2,11 @@
 
 Shows status, elapsed time, the credits reserved at submit and then charged, the error code and
 message on failure, and on completion an inline player per output (a grid for several images)
-with "use as reference" and "save" actions. Polling runs as a task on the kernel's loop.
+with "use as reference", "save" and "download" actions. Polling runs as a task on the kernel's
+loop.
+
+Save writes into ``save_dir`` on the kernel's machine (the studio's folder setting) and says
+where; Download hands the same bytes to the browser, for a kernel the user cannot reach by file.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from mediagen.widgets._media import MediaItem, MediaSource, make_item
 from mediagen.widgets._service import Service, field
 
 Finished = Callable[[Any], None]
-Reference = Callable[[str, str, str], None]  # (asset_id, label, kind)
+Reference = Callable[[str, str, str], "str | None"]  # (asset_id, label, kind) -> where it went
 
 
 def _iso(value: Any) -> str | None:
@@ -55,6 +59,8 @@ class JobCard(MediaSource, MediagenWidget):
     reserved = traitlets.Float(None, allow_none=True).tag(sync=True)
     items = traitlets.List(traitlets.Dict()).tag(sync=True)
     notice = traitlets.Unicode("").tag(sync=True)
+    #: where Save writes (shown next to the button, so the user knows before clicking)
+    save_dir = traitlets.Unicode("").tag(sync=True)
 
     def __init__(
         self,
@@ -64,9 +70,11 @@ class JobCard(MediaSource, MediagenWidget):
         reserved: float | None = None,
         request: dict[str, Any] | None = None,
         watch: bool = True,
+        save_dir: str | Path = ".",
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.save_dir = str(Path(save_dir).expanduser().resolve())
         self.service = service
         self.result: Any = generation
         #: the request body as submitted (None for a card re-attached after a restart)
@@ -132,7 +140,7 @@ class JobCard(MediaSource, MediagenWidget):
             self.register_media(item)
             items.append(item)
         self.items = [
-            {**item.describe(), "asset_id": field(output, "asset_id")}
+            {**item.describe(), "asset_id": field(output, "asset_id"), "filename": item.path.name}
             for item, output in zip(items, self.outputs, strict=True)
         ]
 
@@ -146,15 +154,34 @@ class JobCard(MediaSource, MediagenWidget):
         item = self.items[index]
         if not item.get("asset_id"):
             raise ValueError("this output has no asset id, so it cannot be used as a reference")
-        for callback in self._reference_listeners:
+        said = [
             callback(item["asset_id"], item["label"], item["kind"])
-        self.notice = f"Output {index + 1} is now a reference input."
+            for callback in self._reference_listeners
+        ]
+        self.notice = " ".join(
+            [f"Output {index + 1} is now a reference input.", *filter(None, said)]
+        )
 
-    def save(self, index: int, directory: str | Path = ".") -> Path:
-        """Save output ``index`` into ``directory`` (the client's streamed, atomic save)."""
-        path = Path(self.outputs[index].save(str(directory)))
-        self.notice = f"Saved to {path}"
-        return path
+    def save(self, index: int, directory: str | Path | None = None) -> _tasks.Handle:
+        """Save output ``index`` into ``directory`` (default :attr:`save_dir`), in the background.
+
+        The client's streamed, atomic save; ``notice`` then says where the file is. Await the
+        returned handle for the path.
+        """
+        output = self.outputs[index]
+        target = Path(directory or self.save_dir).expanduser()
+        self.notice = f"Saving output {index + 1} to {target}…"
+
+        async def run() -> Path:
+            path = (await self.service.save(output, target)).resolve()
+            self.notice = f"Saved output {index + 1} to {path}"
+            return path
+
+        return _tasks.spawn(run(), reporter=self._save_failed)
+
+    def _save_failed(self, exc: BaseException) -> None:
+        self.notice = ""
+        self.report(exc, context="Save")
 
     def _on_view_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if not isinstance(content, dict):

@@ -30,6 +30,7 @@ function render({ model, el }) {
     banner.textContent = model.get("error") || "";
   };
   update();
+  model.send({ action: "refresh" }); // a reloaded page shows today's figures, not the saved ones
   const events = "change:credits change:session_spend change:session_count change:refreshing change:error";
   model.on(events, update);
   return () => model.off(events, update);

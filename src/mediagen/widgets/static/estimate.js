@@ -48,6 +48,7 @@ function render({ model, el }) {
     banner.textContent = model.get("error") || "";
   };
   update();
+  model.send({ action: "refresh" }); // a reloaded page shows today's figures, not the saved ones
   const events = "change:estimate change:status change:blocked_reason change:submitting change:error change:submitted_count";
   model.on(events, update);
   return () => model.off(events, update);

@@ -13,21 +13,37 @@ function render({ model, el, experimental }) {
   const body = h("div", { class: "mg-form-fields" });
   const formIssue = h("div", { class: "mg-error", role: "alert" });
   const banner = h("div", { class: "mg-error", role: "alert" });
-  const reset = h("button", { type: "button", class: "mg-button", onclick: () => model.send({ action: "reset" }) },
+  const reset = h("button", { type: "button", class: "mg-button mg-form-reset", onclick: () => model.send({ action: "reset" }) },
     "Start from example");
+  const advancedBody = h("div", { class: "mg-form-fields" });
+  const advancedSummary = h("summary", { class: "mg-form-advanced-summary" }, "Advanced");
+  const advanced = h("details", { class: "mg-form-advanced" }, advancedSummary, advancedBody);
   el.append(h("div", { class: "mg-root mg-card mg-stack mg-form" },
-    h("div", { class: "mg-row" }, title, reset), modeRow, body, formIssue, banner));
+    h("div", { class: "mg-row" }, title, reset), modeRow, body, advanced, formIssue, banner));
 
-  const controls = new Map(); // name -> {key, wrap, input, issue, setValue}
+  const controls = new Map(); // name -> {key, wrap, input, issue, write, read}
+  // Edits not yet sent, by field: typing waits for a pause, but any other edit (or leaving the
+  // field) sends every field's latest value at once, so no keystroke is dropped by another.
+  const pending = {};
   let timer = null;
-
-  const setValue = (name, value, { debounce = false } = {}) => {
-    const apply = () => {
-      model.set("values", { ...model.get("values"), [name]: value });
-      model.save_changes();
-    };
+  const flush = () => {
     clearTimeout(timer);
-    if (debounce) timer = setTimeout(apply, TEXT_DEBOUNCE_MS); else apply();
+    timer = null;
+    if (!Object.keys(pending).length) return;
+    model.set("values", { ...model.get("values"), ...pending });
+    for (const name of Object.keys(pending)) delete pending[name];
+    model.save_changes();
+  };
+  const setValues = (changes, { debounce = false } = {}) => {
+    Object.assign(pending, changes);
+    if (!debounce) { flush(); return; }
+    clearTimeout(timer);
+    timer = setTimeout(flush, TEXT_DEBOUNCE_MS);
+  };
+  const setValue = (name, value, options) => setValues({ [name]: value }, options);
+  const typed = (input, name, read) => {
+    input.addEventListener("input", () => setValue(name, read(), { debounce: true }));
+    input.addEventListener("change", flush); // leaving the field sends it now
   };
 
   const referenceOptions = (spec) =>
@@ -36,17 +52,31 @@ function render({ model, el, experimental }) {
   function buildControl(spec) {
     const id = `mg-${uid}-${spec.name}`;
     const issueId = `${id}-issue`;
-    const common = { id, name: spec.name, "aria-describedby": issueId, title: spec.help || undefined,
+    const helpId = `${id}-help`;
+    const common = { id, name: spec.name, "aria-describedby": spec.help ? `${helpId} ${issueId}` : issueId,
       "aria-required": spec.required ? "true" : undefined };
     let input; let read; let write;
     switch (spec.control) {
       case "select": {
+        const options = (list, prefix = "") => list.map((o) => h("option", { value: prefix + encode(o.value) }, o.label));
+        const alt = spec.alternative;
+        const altPrefix = alt ? `${alt.name}=` : null;
         input = h("select", common,
           spec.required ? null : h("option", { value: encode(null) }, "—"),
-          ...spec.options.map((o) => h("option", { value: encode(o.value) }, o.label)));
+          ...(alt ? [h("optgroup", { label: spec.label }, ...options(spec.options)),
+            h("optgroup", { label: alt.label }, ...options(alt.options, altPrefix))] : options(spec.options)));
         read = () => decode(input.value);
-        write = (v) => { input.value = encode(v); };
-        input.addEventListener("change", () => setValue(spec.name, read()));
+        write = (v, values) => {
+          const other = alt && values ? values[alt.name] : null;
+          input.value = other != null && other !== "" ? altPrefix + encode(other) : encode(v);
+        };
+        input.addEventListener("change", () => {
+          if (alt && input.value.startsWith(altPrefix)) {
+            setValues({ [spec.name]: null, [alt.name]: decode(input.value.slice(altPrefix.length)) });
+          } else {
+            setValues(alt ? { [spec.name]: read(), [alt.name]: null } : { [spec.name]: read() });
+          }
+        });
         break;
       }
       case "number": {
@@ -54,7 +84,7 @@ function render({ model, el, experimental }) {
           max: spec.maximum ?? undefined, step: spec.step ?? "any" });
         read = () => (input.value === "" ? null : Number(input.value));
         write = (v) => { input.value = v ?? ""; };
-        input.addEventListener("input", () => setValue(spec.name, read(), { debounce: true }));
+        typed(input, spec.name, read);
         break;
       }
       case "toggle": {
@@ -106,7 +136,7 @@ function render({ model, el, experimental }) {
           spellcheck: spec.control === "json" ? "false" : undefined });
         read = () => input.value;
         write = (v) => { input.value = v == null ? "" : typeof v === "string" ? v : JSON.stringify(v, null, 1); };
-        input.addEventListener("input", () => setValue(spec.name, read(), { debounce: true }));
+        typed(input, spec.name, read);
         break;
       }
       default: { // text, list
@@ -114,7 +144,7 @@ function render({ model, el, experimental }) {
           placeholder: spec.control === "list" ? "comma, separated, values" : undefined });
         read = () => input.value;
         write = (v) => { input.value = v == null ? "" : Array.isArray(v) ? v.join(", ") : String(v); };
-        input.addEventListener("input", () => setValue(spec.name, read(), { debounce: true }));
+        typed(input, spec.name, read);
       }
     }
     return { input, read, write, node: input };
@@ -122,56 +152,89 @@ function render({ model, el, experimental }) {
 
   function renderFields() {
     const specs = model.get("fields") || [];
+    const values = model.get("values") || {};
     const seen = new Set();
-    const nodes = [];
+    const main = [];
+    const more = [];
     for (const spec of specs) {
+      if (spec.merged_into) continue; // shown inside the field it is an alternative to
       seen.add(spec.name);
       const key = JSON.stringify(spec);
       let entry = controls.get(spec.name);
       if (!entry || entry.key !== key) {
         const built = buildControl(spec);
         const issue = h("div", { class: "mg-field-issue", id: `mg-${uid}-${spec.name}-issue`, "aria-live": "polite" });
+        const help = [spec.help, spec.alternative && spec.alternative.help ? `Or ${spec.alternative.label.toLowerCase()}: ${spec.alternative.help}` : ""]
+          .filter(Boolean).join(" ");
         const label = h("label", { for: built.input.id, class: "mg-field-label" }, spec.label,
           spec.required ? h("span", { class: "mg-required", "aria-hidden": "true" }, " *") : null);
         const wrap = h("div", { class: "mg-field", dataset: { field: spec.name, control: spec.control } },
-          label, built.node, issue);
-        entry = { key, wrap, issue, ...built };
+          label, h("div", { class: "mg-field-control" }, built.node,
+            help ? h("div", { class: "mg-field-help", id: `${built.input.id}-help` }, help) : null, issue));
+        entry = { key, wrap, issue, spec, ...built };
         controls.set(spec.name, entry);
-        entry.write(model.get("values")[spec.name]);
+        if (!(spec.name in pending)) entry.write(values[spec.name], values);
       }
-      nodes.push(entry.wrap);
+      (spec.advanced ? more : main).push(entry.wrap);
     }
     for (const name of [...controls.keys()]) if (!seen.has(name)) controls.delete(name);
-    body.replaceChildren(...nodes);
+    body.replaceChildren(...main);
+    advancedBody.replaceChildren(...more);
+    advanced.hidden = !more.length;
+    advancedSummary.textContent = `Advanced (${more.length} more)`;
     renderIssues();
   }
 
   function renderValues() {
     const values = model.get("values") || {};
     for (const [name, entry] of controls) {
-      if (document.activeElement === entry.input) continue; // never fight the user's typing
-      entry.write(values[name]);
+      if (document.activeElement === entry.input || name in pending) continue; // never fight the user's typing
+      entry.write(values[name], values);
     }
   }
 
   function renderReferences() {
     const values = model.get("values") || {};
-    for (const [name, entry] of controls) if (entry.refill) entry.write(values[name]);
+    for (const [name, entry] of controls) if (entry.refill) entry.write(values[name], values);
+    openAdvancedIfNeeded();
+  }
+
+  // Advanced opens by itself when something in it needs the user: an issue or a reference put there.
+  // Only a new reason opens it: a user who closed it again is not overruled on every keystroke.
+  let openedFor = "";
+  function openAdvancedIfNeeded() {
+    const issues = model.get("issues") || {};
+    const values = model.get("values") || {};
+    const reasons = [];
+    for (const entry of controls.values()) {
+      const { spec } = entry;
+      if (!spec.advanced) continue;
+      const alt = spec.alternative;
+      const value = values[spec.name];
+      if (issues[spec.name] || (alt && issues[alt.name])) reasons.push(`${spec.name}!`);
+      if (entry.refill && value && value.length) reasons.push(`${spec.name}=${value}`);
+    }
+    const key = reasons.join(" ");
+    if (key && key !== openedFor) advanced.open = true;
+    openedFor = key;
   }
 
   function renderIssues() {
     const issues = model.get("issues") || {};
     for (const [name, entry] of controls) {
-      const message = issues[name] || "";
+      const alt = entry.spec.alternative;
+      const message = issues[name] || (alt && issues[alt.name]) || "";
       entry.issue.textContent = message;
       entry.input.setAttribute("aria-invalid", message ? "true" : "false");
     }
     formIssue.textContent = issues._form || "";
     const uploading = model.get("uploading");
     if (uploading && controls.get(uploading)) controls.get(uploading).issue.textContent = "Uploading…";
+    openAdvancedIfNeeded();
   }
 
   function renderHeader() {
+    reset.disabled = !model.get("model_name");
     title.textContent = model.get("model_name") ? `Request · ${model.get("model_name")}` : "Request (choose a model)";
     const modes = model.get("modes") || [];
     modeRow.replaceChildren();
@@ -192,7 +255,7 @@ function render({ model, el, experimental }) {
   ];
   renderHeader(); renderFields(); renderError();
   for (const [event, fn] of handlers) model.on(event, fn);
-  return () => { clearTimeout(timer); for (const [event, fn] of handlers) model.off(event, fn); };
+  return () => { flush(); for (const [event, fn] of handlers) model.off(event, fn); };
 }
 
 export default { render };

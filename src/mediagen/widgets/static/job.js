@@ -1,5 +1,15 @@
 // Job card: status, elapsed time, credits, error, and inline players with actions.
-import { h, mediaFigure, formatNumber } from "./shared.js";
+import { h, mediaFigure, formatNumber, fetchMediaUrl } from "./shared.js";
+
+// The browser's own download of an output (the bytes come from the kernel's local copy).
+async function download(experimental, item) {
+  const url = await fetchMediaUrl(experimental, item.key);
+  const link = h("a", { href: url, download: item.filename || item.label || "output", style: "display:none" });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+}
 
 function elapsed(gen) {
   if (!gen.created_at) return "";
@@ -15,7 +25,8 @@ function render({ model, el, experimental }) {
   const error = h("div", { class: "mg-error", role: "alert" });
   const media = h("div", { class: "mg-job-media" });
   const notice = h("div", { class: "mg-muted mg-job-notice", "aria-live": "polite" });
-  const root = h("div", { class: "mg-root mg-card mg-stack mg-job", "aria-live": "polite" }, header, facts, error, media, notice);
+  const saveTo = h("div", { class: "mg-muted mg-job-save-to", id: `mg-save-${Math.random().toString(36).slice(2, 8)}` });
+  const root = h("div", { class: "mg-root mg-card mg-stack mg-job", "aria-live": "polite" }, header, facts, error, media, saveTo, notice);
   el.append(root);
   let figures = [];
   let mediaKey = "";
@@ -37,6 +48,8 @@ function render({ model, el, experimental }) {
     const err = gen.error;
     error.textContent = err ? `${err.code}: ${err.message}` : model.get("error") || "";
     notice.textContent = model.get("notice") || "";
+    const items = model.get("items") || [];
+    saveTo.textContent = items.length ? `Save writes to ${model.get("save_dir")}` : "";
   };
 
   const renderMedia = () => {
@@ -52,12 +65,17 @@ function render({ model, el, experimental }) {
       const figure = mediaFigure(experimental, item);
       figures.push(figure);
       const act = (action) => () => model.send({ action, index });
+      const fetchFile = () => download(experimental, item).catch((err) => {
+        notice.textContent = `Download failed: ${err && err.message ? err.message : err}`;
+      });
       return h("div", { class: "mg-stack mg-job-output", dataset: { index } }, figure.node,
         h("div", { class: "mg-row" },
           h("button", { type: "button", class: "mg-button mg-use-reference", onclick: act("reference"),
             "aria-label": `Use output ${index + 1} as reference` }, "Use as reference"),
           h("button", { type: "button", class: "mg-button mg-save", onclick: act("save"),
-            "aria-label": `Save output ${index + 1}` }, "Save")));
+            "aria-label": `Save output ${index + 1}`, "aria-describedby": saveTo.id }, "Save"),
+          h("button", { type: "button", class: "mg-button mg-download", onclick: fetchFile,
+            "aria-label": `Download output ${index + 1}` }, "Download")));
     }));
   };
 
@@ -66,12 +84,14 @@ function render({ model, el, experimental }) {
     if (gen.status === "pending") facts.querySelector(".mg-job-elapsed").textContent = elapsed(gen);
   }, 500);
   renderText(); renderMedia();
-  model.on("change:generation change:reserved change:error change:notice", renderText);
+  model.on("change:generation change:reserved change:error change:notice change:save_dir", renderText);
   model.on("change:items", renderMedia);
+  model.on("change:items", renderText);
   return () => {
     clearInterval(tick);
-    model.off("change:generation change:reserved change:error change:notice", renderText);
+    model.off("change:generation change:reserved change:error change:notice change:save_dir", renderText);
     model.off("change:items", renderMedia);
+    model.off("change:items", renderText);
     for (const f of figures) f.dispose();
   };
 }

@@ -9,6 +9,7 @@ pending from before a kernel restart (the client's journal), so their cards pick
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import ipywidgets
@@ -33,16 +34,28 @@ class Studio(ipywidgets.VBox):
         poll_cap: float = 5.0,
         reattach: bool = True,
         debounce: float = 0.3,
+        save_dir: str | Path = ".",
     ) -> None:
         self.service = service or Service(client, poll_interval=poll_interval, poll_cap=poll_cap)
         self.meter = CreditMeter(self.service)
         self.picker = ModelPicker()
         self.form = RequestForm(uploader=self.service.upload)
-        self.estimate = LiveEstimate(self.service, self.form, debounce=debounce)
+        self.estimate = LiveEstimate(
+            self.service, self.form, debounce=debounce, balance=self.meter.balance
+        )
         self.jobs = ipywidgets.VBox()
         self.jobs.add_class("mg-studio-jobs")
         self.gallery = Gallery(self.service)
         self.cards: list[JobCard] = []
+        # where each card's Save writes; the user can change it in the studio
+        self.save_folder = ipywidgets.Text(
+            value=str(Path(save_dir).expanduser().resolve()),
+            description="Save folder",
+            style={"description_width": "initial"},
+            layout=ipywidgets.Layout(width="100%"),
+        )
+        self.save_folder.add_class("mg-save-folder")
+        self.save_folder.observe(self._on_save_folder, names="value")
         self.picker.layout = ipywidgets.Layout(
             flex="1 1 280px", min_width="260px", max_width="420px"
         )
@@ -53,7 +66,7 @@ class Studio(ipywidgets.VBox):
         right.add_class("mg-studio-right")
         top = ipywidgets.HBox([self.picker, right], layout=ipywidgets.Layout(flex_flow="row wrap"))
         top.add_class("mg-studio-top")
-        super().__init__([self.meter, top, self.jobs, self.gallery])
+        super().__init__([self.meter, top, self.save_folder, self.jobs, self.gallery])
         self.add_class("mg-studio")
         self.picker.observe(self._on_model, names="value")
         self.estimate.on_submitted(self._on_submitted)
@@ -92,7 +105,13 @@ class Studio(ipywidgets.VBox):
         for existing in self.cards:
             if existing.generation.get("id") == field(generation, "id"):
                 return existing
-        card = JobCard(self.service, generation, reserved=reserved, request=request)
+        card = JobCard(
+            self.service,
+            generation,
+            reserved=reserved,
+            request=request,
+            save_dir=self.save_folder.value,
+        )
         card.on_finished(self._on_finished)
         card.on_reference(self._use_reference)
         self.cards.insert(0, card)
@@ -108,9 +127,24 @@ class Studio(ipywidgets.VBox):
         if field(generation, "status") == "completed":
             self.estimate.refresh()
 
-    def _use_reference(self, asset_id: str, label: str, kind: str) -> None:
-        self.form.add_reference(asset_id, label, kind)
-        self.form.use_reference(asset_id, kind)
+    @property
+    def save_dir(self) -> Path:
+        """The folder Save writes into (also the "Save folder" box in the studio)."""
+        return Path(self.save_folder.value)
+
+    @save_dir.setter
+    def save_dir(self, value: str | Path) -> None:
+        self.save_folder.value = str(Path(value).expanduser().resolve())
+
+    def _on_save_folder(self, change: Any) -> None:
+        for card in self.cards:
+            card.save_dir = str(Path(change["new"]).expanduser())
+
+    def _use_reference(self, asset_id: str, label: str, kind: str) -> str:
+        used = self.form.choose_reference(asset_id, label, kind)
+        if used is None:
+            return f"It will fill the {kind} input of the next model or mode that takes one."
+        return f"It fills {self.form.label_of(used)} of {self.form.model_name}."
 
 
 def studio(client: Any = None, **options: Any) -> Studio:

@@ -1,0 +1,102 @@
+"""The job card's actions and what follows a model switch, against the real sandbox: Save
+writes the file and says where; "Use as reference" fills the next model's matching input; the
+example never overwrites what the user typed or chose."""
+
+from __future__ import annotations
+
+from widget_loop import run, until
+
+from mediagen.widgets import Studio
+
+
+async def finished_image(service, save_dir=".") -> tuple[Studio, object]:
+    studio = Studio(service=service, debounce=0.02, save_dir=save_dir)
+    await studio.ready
+    studio.picker.value = "pixel-1"
+    await until(lambda: studio.estimate.status == "ready" and not studio.estimate.blocked_reason)
+    studio.estimate.submit()
+    card = await until(lambda: studio.cards and studio.cards[0])
+    await card.task
+    assert card.status == "completed"
+    return studio, card
+
+
+def test_save_writes_into_the_studio_folder_and_says_where(make_service, tenant, tmp_path):
+    service = make_service(tenant)
+    first, second = tmp_path / "renders", tmp_path / "elsewhere"
+
+    async def scenario():
+        studio, card = await finished_image(service, save_dir=first)
+        assert card.save_dir == str(first.resolve())
+        card._on_view_message(card, {"action": "save", "index": 0}, [])  # the Save click
+        await until(lambda: card.notice.startswith("Saved") or card.error, what="the save")
+        said_first = card.notice
+        studio.save_folder.value = str(second)  # the user changes the studio's folder
+        saved = await card.save(0)
+        await service.aclose()
+        return card, said_first, saved
+
+    card, said_first, saved = run(scenario())
+    assert card.error == ""
+    [written] = list(first.iterdir())
+    assert written.read_bytes() == card.result.outputs[0].local_path.read_bytes()
+    assert said_first == f"Saved output 1 to {written.resolve()}"
+    assert saved.parent == second.resolve()
+    assert saved.read_bytes() == written.read_bytes()
+    assert card.notice == f"Saved output 1 to {saved}"
+
+
+def test_a_reference_fills_the_next_model_and_typed_text_survives_switches(make_service, tenant):
+    service = make_service(tenant)
+
+    async def scenario():
+        studio, card = await finished_image(service)
+        asset = card.items[0]["asset_id"]
+        form = studio.form
+        studio.picker.value = "voxa-tts"  # a model without image inputs: remembered for later
+        card.use_as_reference(0)
+        notice_on_speech = card.notice
+        studio.picker.value = "vidra-2"
+        form.values = {**form.values, "prompt": "my own words"}  # typed, as the view sends it
+        form.mode = "image_to_video"
+        on_image_to_video = dict(form.values)
+        form.mode = "text_to_video"
+        form.values = {**form.values, "tier": "1080p"}  # chosen by the user
+        studio.picker.value = "pixel-1"
+        studio.picker.value = "vidra-2"
+        back_on_vidra = dict(form.values)
+        await until(
+            lambda: studio.estimate.status == "ready" and not studio.estimate.blocked_reason
+        )
+        form.reset()  # "Start from example": now, and only now, the example comes back
+        after_reset = dict(form.values)
+        await service.aclose()
+        return asset, notice_on_speech, on_image_to_video, back_on_vidra, after_reset
+
+    asset, notice, on_i2v, back, after_reset = run(scenario())
+    assert notice == (
+        "Output 1 is now a reference input. It will fill the image input of the next model or "
+        "mode that takes one."
+    )
+    assert on_i2v["first_frame"] == asset, "the chosen image, not the example's sample"
+    assert on_i2v["prompt"] == "my own words"
+    assert back["prompt"] == "my own words"
+    assert back["tier"] == "1080p"
+    assert after_reset["prompt"] == "A red fox trotting through fresh snow at dawn, cinematic"
+    assert after_reset["tier"] == "720p"
+
+
+def test_use_as_reference_on_a_form_that_takes_the_image_says_which_input(make_service, tenant):
+    service = make_service(tenant)
+
+    async def scenario():
+        studio, card = await finished_image(service)
+        studio.picker.value = "vidra-2"
+        studio.form.mode = "image_to_video"
+        card.use_as_reference(0)
+        await service.aclose()
+        return studio, card
+
+    studio, card = run(scenario())
+    assert studio.form.values["first_frame"] == card.items[0]["asset_id"]
+    assert card.notice == "Output 1 is now a reference input. It fills First frame of Vidra 2."

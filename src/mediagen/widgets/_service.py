@@ -134,6 +134,22 @@ class Service:
                 return list(result)
         return [g async for g in generations.list(status="pending")]
 
+    def journal_requests(self) -> dict[str, dict[str, Any]]:
+        """Per generation id, the request body this machine sent (from the client's journal).
+
+        The API's generation does not echo its settings; the journal kept them.
+        """
+        journal = getattr(
+            self.client if self.client is not None else self._given_async, "journal", None
+        )
+        if journal is None:
+            return {}
+        return {
+            gid: record["request"]
+            for gid, record in journal.latest().items()
+            if isinstance(record.get("request"), Mapping)
+        }
+
     # -- files -----------------------------------------------------------------------------
 
     async def upload(self, name: str, content_type: str, data: bytes) -> str:

@@ -14,10 +14,12 @@ from typing import Any
 
 import traitlets
 
+from mediagen import _html
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._media import MediaItem, MediaSource, make_item
 from mediagen.widgets._service import Service, field
+from mediagen.widgets._snapshot import StaticFallback
 
 Finished = Callable[[Any], None]
 Reference = Callable[[str, str, str], None]  # (asset_id, label, kind)
@@ -48,7 +50,7 @@ def generation_summary(generation: Any) -> dict[str, Any]:
     }
 
 
-class JobCard(MediaSource, MediagenWidget):
+class JobCard(StaticFallback, MediaSource, MediagenWidget):
     _module = "job.js"
 
     generation = traitlets.Dict().tag(sync=True)
@@ -165,3 +167,14 @@ class JobCard(MediaSource, MediagenWidget):
                 self.use_as_reference(int(index))
             elif action == "save":
                 self.save(int(index))
+
+    # -- static fallback -------------------------------------------------------------------
+
+    def snapshot_text(self) -> str:
+        gen = self.generation
+        charged = gen.get("credits_charged")
+        cost = f", {_html.credits_text(charged)} credits" if charged is not None else ""
+        return f"Job {gen.get('id')}: {gen.get('model')} {gen.get('status')}{cost}"
+
+    def snapshot_html(self) -> str:
+        return _html.generation_html(self.result)

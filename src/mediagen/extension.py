@@ -53,7 +53,13 @@ from mediagen._magics_display import (
     credits_text,
     models_table,
 )
-from mediagen._progress import Progress, format_seconds, generation_callback, generation_message
+from mediagen._progress import (
+    Progress,
+    expected_seconds,
+    format_seconds,
+    generation_callback,
+    generation_message,
+)
 from mediagen.client import _progress_hook
 
 #: The line magic's commands (``%mediagen NAME``), each handled by ``MediagenMagics._NAME``.
@@ -285,8 +291,9 @@ class MediagenMagics(Magics):
     def _wait_and_show(self, generation: Any, name: str | None) -> Any:
         """Wait in the foreground with live progress; an interrupt leaves the job running."""
         latest = [generation]
-        description = f"Generation {mc.field(generation, 'model')}"
-        bar = Progress(description)
+        model = mc.field(generation, "model")
+        expected = expected_seconds(getattr(self.client, "journal", None), model)
+        bar = Progress(f"Generation {model}", expected=expected)
         show_progress = generation_callback(bar)
 
         def on_poll(polled: Any, *args: Any, **kwargs: Any) -> None:
@@ -594,8 +601,29 @@ def _client_model_types() -> list[tuple[type, Any]]:
     return found
 
 
+#: how the client names a foreground wait (``client.generations.wait``) in its progress hook
+_WAITING_FOR = "Waiting for generation "
+
+
 def _reporter(description: str, unit: str, total: int | None) -> Progress:
-    return Progress(description, total, unit=unit)
+    expected = None
+    if description.startswith(_WAITING_FOR):
+        expected = _expected_for(description[len(_WAITING_FOR) :].strip())
+    return Progress(description, total, unit=unit, expected=expected)
+
+
+def _expected_for(generation_id: str) -> float | None:
+    """How long a generation's model usually takes, from the default journal (a client with a
+    cache of its own keeps its own journal: then no expectation is shown)."""
+    from mediagen.client._config import default_cache_dir
+    from mediagen.journal import Journal
+
+    journal = Journal(default_cache_dir() / "journal.jsonl")
+    try:
+        model = journal.latest().get(generation_id, {}).get("model")
+    except OSError:
+        return None
+    return expected_seconds(journal, model)
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -57,6 +57,8 @@ class JobCard(StaticFallback, MediaSource, MediagenWidget):
     reserved = traitlets.Float(None, allow_none=True).tag(sync=True)
     items = traitlets.List(traitlets.Dict()).tag(sync=True)
     notice = traitlets.Unicode("").tag(sync=True)
+    #: how long this model usually takes for this user, in seconds (None: no history yet)
+    expected_s = traitlets.Float(None, allow_none=True).tag(sync=True)
 
     def __init__(
         self,
@@ -78,6 +80,8 @@ class JobCard(StaticFallback, MediaSource, MediagenWidget):
         self._reference_listeners: list[Reference] = []
         self.generation = generation_summary(generation)
         self.reserved = reserved
+        if self.status == "pending":
+            self.expected_s = service.expected_seconds(self.generation.get("model"))
         self.on_msg(self._on_view_message)
         self.task: _tasks.Handle | None = None
         if watch:

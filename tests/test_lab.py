@@ -152,6 +152,9 @@ def test_lab_runs_jupyterlab_with_the_sandbox_and_stops_both(tmp_path: Path):
     assert not port_answers(sandbox_port), "the sandbox still listens after mediagen lab stopped"
     text = "".join(output)
     assert "sandbox stopped" in text
+    admin_token = (tmp_path / "sandbox" / "admin_token").read_text().strip()
+    assert f"sandbox admin token (top-ups and /admin): {admin_token}" in text
+    assert f"(kept in {tmp_path / 'sandbox' / 'admin_token'})" in text
     assert "mgsk_" not in text, "the key was printed"
     assert "MEDIAGEN_API_KEY=" not in text, "the key was printed"
 

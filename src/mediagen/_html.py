@@ -29,6 +29,7 @@ _BOX = (
     " padding: 6px 10px; margin: 2px 0; display: inline-block; max-width: 100%"
 )
 _MUTED = "color: var(--jp-ui-font-color2, #616161)"
+MUTED = _MUTED
 _STATUS_COLORS = {
     "completed": "var(--jp-success-color1, #388e3c)",
     "failed": "var(--jp-error-color1, #d32f2f)",
@@ -45,6 +46,9 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
 
 def _esc(value: Any) -> str:
     return html.escape("" if value is None else str(value))
+
+
+escape = _esc
 
 
 def credits_text(value: Any) -> str:
@@ -65,7 +69,7 @@ def _table(rows: Iterable[tuple[str, str]]) -> str:
     return f'<table style="border-collapse:collapse; margin:2px 0">{cells}</table>'
 
 
-def _box(title: str, body: str, *, kind: str) -> str:
+def box(title: str, body: str, *, kind: str) -> str:
     return (
         f'<div class="mediagen-{kind}" style="{_BOX}">'
         f'<div style="font-weight:600; margin-bottom:4px">{title}</div>{body}</div>'
@@ -97,16 +101,16 @@ def _local_path(output: Any) -> Path | None:
     return None
 
 
-def _thumbnail(path: Path, content_type: str) -> tuple[bytes, str]:
-    """Image bytes no wider or taller than ``THUMBNAIL_PX`` (the original when Pillow is absent)."""
+def _thumbnail(path: Path, content_type: str, size: int = THUMBNAIL_PX) -> tuple[bytes, str]:
+    """Image bytes no wider or taller than ``size`` (the original when Pillow is absent)."""
     try:
         from PIL import Image
     except ImportError:
         return path.read_bytes(), content_type
     with Image.open(path) as image:
-        if max(image.size) <= THUMBNAIL_PX:
+        if max(image.size) <= size:
             return path.read_bytes(), content_type
-        image.thumbnail((THUMBNAIL_PX, THUMBNAIL_PX))
+        image.thumbnail((size, size))
         keep_alpha = image.mode in ("RGBA", "LA", "P")
         buffer = io.BytesIO()
         if keep_alpha:
@@ -145,6 +149,68 @@ def media_html(output: Any, *, width_px: int = 320) -> str:
     if content_type.startswith("audio/"):
         return f'<audio controls src="{src}" aria-label="Audio: {label}"></audio>'
     return f'<div style="{_MUTED}">{label} ({_esc(content_type or "file")})</div>'
+
+
+def thumbnail_html(output: Any, *, thumbnail_px: int) -> str:
+    """A small image, or for video and audio a labelled box (a snapshot stays small)."""
+    path = _local_path(output)
+    content_type = str(_get(output, "content_type") or "")
+    facts = _output_facts(output)
+    if path is not None and content_type.startswith("image/"):
+        data, thumb_type = _thumbnail(path, content_type, thumbnail_px)
+        return (
+            f'<img src="{_data_uri(data, thumb_type)}" alt="{facts}"'
+            ' style="width:100%; display:block; border-radius:4px">'
+        )
+    kind = content_type.split("/")[0] or "file"
+    return (
+        f'<div style="{_MUTED}; border:1px dashed var(--jp-border-color2, #e0e0e0);'
+        f' border-radius:4px; padding:14px 4px; text-align:center">{_esc(kind)} · {facts}</div>'
+    )
+
+
+def settings_text(settings: Mapping[str, Any] | None) -> str:
+    """The request settings that set a price, as ``quality high · size 1024x1024 · 5 s``."""
+    parts = []
+    for name, value in (settings or {}).items():
+        if value in (None, "", [], {}):
+            continue
+        if name == "duration_seconds":
+            parts.append(f"{credits_text(value)} s")
+        else:
+            parts.append(f"{name.replace('_', ' ')} {value}")
+    return " · ".join(parts)
+
+
+def compact_generation_html(
+    gen: Any, settings: Mapping[str, Any] | None = None, *, thumbnail_px: int = 160
+) -> str:
+    """A small card: first output's thumbnail, status, model, settings, credits, prompt, id."""
+    status = str(_get(gen, "status") or "")
+    outputs = list(_get(gen, "outputs") or ())
+    media = thumbnail_html(outputs[0], thumbnail_px=thumbnail_px) if outputs else ""
+    if len(outputs) > 1:
+        media += f"<div style='{_MUTED}'>+{len(outputs) - 1} more</div>"
+    charged = _get(gen, "credits_charged")
+    line = f"{_badge(status)} <b>{_esc(_get(gen, 'model'))}</b>"
+    if charged is not None:
+        line += f" {credits_text(charged)} cr"
+    error = _get(gen, "error")
+    extra = ""
+    if error:
+        extra += f"<div style='color:{_STATUS_COLORS['failed']}'>{_esc(_get(error, 'code'))}</div>"
+    shown = settings_text(settings)
+    if shown:
+        extra += f"<div style='{_MUTED}'>{_esc(shown)}</div>"
+    prompt = str(_get(gen, "prompt") or "")
+    prompt = prompt if len(prompt) <= 90 else prompt[:89] + "…"
+    return (
+        f'<div class="mediagen-card" style="{_FONT}; border:1px solid'
+        ' var(--jp-border-color2, #e0e0e0); border-radius:4px; padding:4px">'
+        f"{media}<div>{line}</div>{extra}<div style='{_MUTED}'>{_esc(prompt)}</div>"
+        f"<code style='font-size: var(--jp-ui-font-size0, 11px)'>{_esc(_get(gen, 'id'))}</code>"
+        "</div>"
+    )
 
 
 def _output_facts(output: Any) -> str:
@@ -210,7 +276,7 @@ def generation_html(gen: Any) -> str:
             '<div style="display:grid; gap:8px;'
             f' grid-template-columns: repeat(auto-fill, minmax(200px, 320px))">{cells}</div>'
         )
-    return _box("Generation", _table(rows) + media, kind="generation")
+    return box("Generation", _table(rows) + media, kind="generation")
 
 
 def estimate_html(est: Any) -> str:
@@ -235,7 +301,7 @@ def estimate_html(est: Any) -> str:
         why = _get(est, "reason") or ("not allowed" if not allowed else "balance too low")
         verdict = _badge_text(f"cannot be submitted: {why}", "failed")
     rows.append(("", verdict))
-    return _box("Estimate", _table(rows), kind="estimate")
+    return box("Estimate", _table(rows), kind="estimate")
 
 
 def _badge_text(text: str, status: str) -> str:
@@ -270,7 +336,7 @@ def credits_html(credits: Any) -> str:
                 ),
             )
         )
-    return _box("Credits", _table(rows), kind="credits")
+    return box("Credits", _table(rows), kind="credits")
 
 
 def _iso(value: Any) -> str:

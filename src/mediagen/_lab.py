@@ -33,6 +33,7 @@ from typing import IO
 
 ENV_BASE_URL = "MEDIAGEN_BASE_URL"
 ENV_API_KEY = "MEDIAGEN_API_KEY"
+ENV_ADMIN_TOKEN = "MEDIAGEN_SANDBOX_ADMIN_TOKEN"  # noqa: S105 (a variable name)
 SANDBOX_START_TIMEOUT = 60.0
 STOP_TIMEOUT = 20.0
 _ANNOUNCEMENT = re.compile(r"^(?:export\s+)?(MEDIAGEN_[A-Z_]+)=(\S+)\s*$")
@@ -130,6 +131,9 @@ class Sandbox:
         self.speed = speed
         self.process: subprocess.Popen[str] | None = None
         self.log_path = data_dir / "sandbox.log"
+        #: the sandbox's admin token (top-ups, ``/admin``); the sandbox keeps it in this file
+        self.admin_token = ""
+        self.admin_token_path = data_dir / "admin_token"
         self._log: IO[str] | None = None
 
     def start(self) -> Connection:
@@ -150,6 +154,7 @@ class Sandbox:
         values = self._read_announcement()
         # Keep draining stdout so the sandbox never blocks on a full pipe.
         threading.Thread(target=self._drain, daemon=True).start()
+        self.admin_token = values.get(ENV_ADMIN_TOKEN, "")
         return Connection(values[ENV_BASE_URL], values[ENV_API_KEY], sandbox=True)
 
     def _read_announcement(self) -> dict[str, str]:
@@ -163,7 +168,7 @@ class Sandbox:
                 match = _ANNOUNCEMENT.match(line.strip())
                 if match:
                     found[match.group(1)] = match.group(2)
-                if ENV_BASE_URL in found and ENV_API_KEY in found:
+                if {ENV_BASE_URL, ENV_API_KEY, ENV_ADMIN_TOKEN} <= set(found):
                     return
 
         reader = threading.Thread(target=read, daemon=True)
@@ -248,6 +253,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             _say(f"starting the local sandbox (data in {sandbox.data_dir})")
             connection = sandbox.start()
             _say(f"sandbox ready at {connection.base_url}")
+            if sandbox.admin_token:  # the sandbox's own admin secret, not an API key
+                _say(
+                    f"sandbox admin token (top-ups and /admin): {sandbox.admin_token}"
+                    f" (kept in {sandbox.admin_token_path})"
+                )
         else:
             _say(f"using the service at {connection.base_url} (from {ENV_BASE_URL})")
         env = {**os.environ, **connection.env()}

@@ -12,10 +12,11 @@ The line is ``KIND [--model M] [--mode MODE] [--FIELD VALUE ...] [-o NAME] [--ye
 
 from __future__ import annotations
 
+import difflib
 import json
 import keyword
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +59,12 @@ class CellOptions:
     fields: dict[str, str | bool] = field(default_factory=dict)
 
 
+def did_you_mean(word: str, known: Iterable[str], prefix: str = "") -> str:
+    """``"; did you mean --quality?"`` for a near miss, else ``""`` (as the client says it)."""
+    close = difflib.get_close_matches(word, list(known), n=1)
+    return f"; did you mean {prefix}{close[0]}?" if close else ""
+
+
 def _flag_name(token: str) -> str:
     return token.lstrip("-").replace("-", "_")
 
@@ -74,7 +81,7 @@ def parse_cell_line(line: str) -> CellOptions:
     if kind not in KINDS:
         raise MagicUsageError(
             f"the first word must be the media kind, one of: {', '.join(KINDS)} "
-            f"(got {kind!r})\n\n{CELL_USAGE}"
+            f"(got {kind!r}{did_you_mean(kind, KINDS)})\n\n{CELL_USAGE}"
         )
     options = CellOptions(kind=kind)
     i = 1
@@ -188,7 +195,8 @@ def choose_model(
                     f"{wanted} is a {model.get('type')} model, not {kind}; {kind} models: {ids}"
                 )
             return model
-    raise MagicUsageError(f"unknown model {wanted!r}; {kind} models: {ids}")
+    hint = did_you_mean(wanted, [str(m.get("id")) for m in of_kind])
+    raise MagicUsageError(f"unknown model {wanted!r}{hint}; {kind} models: {ids}")
 
 
 def _effective_tier(request: Mapping[str, Any], mode: Mapping[str, Any]) -> Any:
@@ -295,7 +303,10 @@ def convert_value(
         return text
     enum = schema.get("enum")
     if enum is not None and text not in [str(e) for e in enum]:
-        raise MagicUsageError(f"--{name}: {text!r} is not allowed; allowed values: {_show(enum)}")
+        hint = did_you_mean(text, [str(e) for e in enum])
+        raise MagicUsageError(
+            f"--{name}: {text!r} is not allowed{hint}; allowed values: {_show(enum)}"
+        )
     max_length = schema.get("max_length")
     if max_length is not None and len(text) > max_length:
         raise MagicUsageError(f"--{name} is at most {max_length} characters")
@@ -385,9 +396,12 @@ def build_request(
     text_field = prompt_field(entry)
     for name in options.fields:
         if name not in params or name in ("model", "mode"):
-            known = ", ".join(f"--{n}" for n in params if n not in ("model", "mode", text_field))
+            names = [n for n in params if n not in ("model", "mode", text_field)]
+            known = ", ".join(f"--{n}" for n in names)
+            hint = did_you_mean(name, names, prefix="--")
             raise MagicUsageError(
-                f"--{name} is not a field of {model_id}; its fields are: {known}\n\n{CELL_USAGE}"
+                f"--{name} is not a field of {model_id}{hint}; its fields are: {known}"
+                f"\n\n{CELL_USAGE}"
             )
     given = set(options.fields)
     text = body.strip()
@@ -434,8 +448,9 @@ def _check_allowed(request: Mapping[str, Any], mode: Mapping[str, Any], where: s
                 if isinstance((mode.get("allowed") or {}).get(name), Mapping)
                 else ""
             )
+            hint = did_you_mean(str(value), [str(a) for a in allowed])
             raise MagicUsageError(
-                f"--{name}: {value!r} is not allowed for {where}{at}; allowed values: "
+                f"--{name}: {value!r} is not allowed for {where}{at}{hint}; allowed values: "
                 f"{_show(allowed)}"
             )
         bounds = ranges.get(name)

@@ -141,6 +141,8 @@ def models_table(entries: Sequence[Mapping[str, Any]]) -> Any:
     frame = pd.DataFrame(rows, columns=columns)
     if frame["audio_kind"].isna().all():
         frame = frame.drop(columns="audio_kind")
+    else:  # only audio models have a kind: the others show blank, not NaN
+        frame["audio_kind"] = frame["audio_kind"].fillna("")
     return frame.set_index("id")
 
 

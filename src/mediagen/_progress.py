@@ -26,10 +26,12 @@ Usage::
 
 from __future__ import annotations
 
+import datetime as dt
 import html
+import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal, TextIO
 
 Mode = Literal["auto", "widget", "text", "off"]
@@ -69,6 +71,52 @@ def format_seconds(seconds: float) -> str:
     return f"{hours} h {minutes:02d} min"
 
 
+def _instant(value: Any) -> dt.datetime | None:
+    if isinstance(value, dt.datetime):
+        return value
+    if not value:
+        return None
+    try:
+        return dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def typical_seconds(spans: Iterable[tuple[Any, Any]]) -> float | None:
+    """The median of ``end - start`` over (start, end) pairs (datetimes or ISO strings)."""
+    durations = []
+    for start, end in spans:
+        begin, finish = _instant(start), _instant(end)
+        if begin is not None and finish is not None and finish >= begin:
+            durations.append((finish - begin).total_seconds())
+    return statistics.median(durations) if durations else None
+
+
+def expected_seconds(journal: Any, model: str | None) -> float | None:
+    """How long ``model`` usually takes here: the median time from submit to finish of this
+    machine's completed generations of that model, from the client's journal (None if none).
+
+    A wait is only an estimate's guess: it tells the user whether 40 s of "pending" is normal.
+    """
+    if journal is None or not model:
+        return None
+    submitted: dict[str, Any] = {}
+    spans = []
+    try:
+        records = list(journal.iter_records())
+    except OSError:
+        return None
+    for record in records:
+        gid = record.get("generation_id")
+        if not gid or record.get("model") != model:
+            continue
+        if record.get("event") == "submitted":
+            submitted.setdefault(gid, record.get("at"))
+        elif record.get("status") == "completed" and gid in submitted:  # a "finished" record
+            spans.append((submitted.pop(gid), record.get("at")))
+    return typical_seconds(spans)
+
+
 class ProgressSummary:
     """The final line of a progress display, shown in place of the live bar.
 
@@ -97,7 +145,10 @@ class Progress:
     """A progress display for one long operation (see the module docstring).
 
     ``total`` None means the amount of work is unknown (a wait): the display then shows the
-    message and the elapsed time. ``mode`` forces ``"widget"``, ``"text"`` or ``"off"``.
+    message and the elapsed time, and with ``expected`` (seconds, e.g. from
+    :func:`expected_seconds`) the bar fills towards it, never to the end before the work is
+    done. Without it the bar stays empty: a full bar reads as "done". ``mode`` forces
+    ``"widget"``, ``"text"`` or ``"off"``.
     """
 
     def __init__(
@@ -108,8 +159,10 @@ class Progress:
         unit: str = "",
         mode: Mode = "auto",
         stream: TextIO | None = None,
+        expected: float | None = None,
     ) -> None:
         self.description = description
+        self.expected = expected if expected and expected > 0 else None
         self.total = total
         self.unit = unit
         self.done = 0
@@ -195,8 +248,21 @@ class Progress:
 
     def _line(self) -> str:
         parts = [p for p in (self._counts(), self.message) if p]
-        parts.append(format_seconds(self.elapsed))
+        elapsed = format_seconds(self.elapsed)
+        if self.expected is not None and not self.total:
+            elapsed += f" (usually ~{format_seconds(self.expected)})"
+        parts.append(elapsed)
         return " · ".join(parts)
+
+    #: the bar's scale for a wait (``total`` None): parts of the expected time
+    WAIT_SCALE = 1000
+
+    def _wait_fill(self) -> int:
+        """How full a wait's bar is: towards the expected time, at most 95 % until done."""
+        if self.expected is None:
+            return 0
+        share = min(self.elapsed / self.expected, 0.95)
+        return int(share * self.WAIT_SCALE)
 
     def _default_summary(self) -> str:
         parts = [p for p in (self._counts(), self.message) if p]
@@ -209,8 +275,8 @@ class Progress:
 
         self._bar = widgets.IntProgress(
             min=0,
-            max=max(self.total or 1, 1),
-            value=0 if self.total else 1,
+            max=max(self.total, 1) if self.total else self.WAIT_SCALE,
+            value=0,
             bar_style="" if self.total else "info",
             description=self.description,
             style={"description_width": "initial"},
@@ -225,6 +291,8 @@ class Progress:
             if self.total:
                 self._bar.max = max(self.total, 1)
                 self._bar.value = min(self.done, self.total)
+            else:
+                self._bar.value = self._wait_fill()
             self._label.value = self._line()
         elif self.mode == "text":
             # A new message or count is always worth a line; elapsed time alone is throttled.

@@ -32,7 +32,7 @@ from typing import Any
 from IPython.core.error import StdinNotImplementedError, UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
-from traitlets import Dict, Float, Unicode
+from traitlets import Bool, Dict, Float, Unicode
 
 from mediagen import _magics_client as mc
 from mediagen._magics_args import (
@@ -41,6 +41,7 @@ from mediagen._magics_args import (
     build_request,
     check_identifier,
     choose_model,
+    did_you_mean,
     parse_cell_line,
     prompt_field,
 )
@@ -52,9 +53,17 @@ from mediagen._magics_display import (
     credits_text,
     models_table,
 )
-from mediagen._progress import Progress, format_seconds, generation_callback, generation_message
+from mediagen._progress import (
+    Progress,
+    expected_seconds,
+    format_seconds,
+    generation_callback,
+    generation_message,
+)
 from mediagen.client import _progress_hook
 
+#: The line magic's commands (``%mediagen NAME``), each handled by ``MediagenMagics._NAME``.
+LINE_COMMANDS = ("models", "credits", "history", "studio", "pending", "attach")
 #: Ask before a cell spends more than this many credits (after discount). ``--yes`` skips it.
 confirm_above: float = 50.0
 #: Longest a cell waits in the foreground, in seconds (the job itself is never cancelled).
@@ -100,6 +109,11 @@ class MediagenMagics(Magics):
         allow_none=True,
         help="Ask before spending more than this many credits "
         "(default: mediagen.extension.confirm_above).",
+    ).tag(config=True)
+    ask = Bool(
+        True,
+        help="Ask (input prompt) before spending more than confirm_above; False never asks and "
+        "sends nothing above it without --yes (for notebooks run unattended, e.g. Run All).",
     ).tag(config=True)
     default_models = Dict(
         value_trait=Unicode(),
@@ -240,16 +254,18 @@ class MediagenMagics(Magics):
             f"This will spend {credits_text(price)} credits (more than "
             f"{credits_text(self.threshold())}). Submit? [y/N] "
         )
+        cannot_ask = Notice(
+            "Cannot ask for confirmation here (no input); add --yes to the magic line "
+            "to spend without asking.",
+            "warn",
+        )
+        if not self.ask:
+            display(cannot_ask)
+            return False
         try:
             answer = input(question)
         except (StdinNotImplementedError, EOFError, OSError):
-            display(
-                Notice(
-                    "Cannot ask for confirmation here (no input); add --yes to the magic line "
-                    "to spend without asking.",
-                    "warn",
-                )
-            )
+            display(cannot_ask)
             return False
         return answer.strip().lower() in ("y", "yes")
 
@@ -275,8 +291,9 @@ class MediagenMagics(Magics):
     def _wait_and_show(self, generation: Any, name: str | None) -> Any:
         """Wait in the foreground with live progress; an interrupt leaves the job running."""
         latest = [generation]
-        description = f"Generation {mc.field(generation, 'model')}"
-        bar = Progress(description)
+        model = mc.field(generation, "model")
+        expected = expected_seconds(getattr(self.client, "journal", None), model)
+        bar = Progress(f"Generation {model}", expected=expected)
         show_progress = generation_callback(bar)
 
         def on_poll(polled: Any, *args: Any, **kwargs: Any) -> None:
@@ -331,22 +348,16 @@ class MediagenMagics(Magics):
             print(LINE_USAGE)
             return None
         command, args = words[0], words[1:]
-        handler = {
-            "models": self._models,
-            "credits": self._credits,
-            "history": self._history,
-            "studio": self._studio,
-            "pending": self._pending,
-            "attach": self._attach,
-        }.get(command)
+        handler = {name: getattr(self, f"_{name}") for name in LINE_COMMANDS}.get(command)
         if handler is None:
             if command in ("image", "video", "audio"):
                 raise MagicUsageError(
                     f"to generate, use the cell magic: %%mediagen {command} ... with the prompt "
                     "in the cell body"
                 )
+            hint = did_you_mean(command, [*LINE_COMMANDS, "help"])
             raise MagicUsageError(
-                f"unknown command {command!r}; commands: models, credits, history, studio, "
+                f"unknown command {command!r}{hint}; commands: models, credits, history, studio, "
                 f"pending, attach, help\n\n{LINE_USAGE}"
             )
         return handler(args)
@@ -590,8 +601,29 @@ def _client_model_types() -> list[tuple[type, Any]]:
     return found
 
 
+#: how the client names a foreground wait (``client.generations.wait``) in its progress hook
+_WAITING_FOR = "Waiting for generation "
+
+
 def _reporter(description: str, unit: str, total: int | None) -> Progress:
-    return Progress(description, total, unit=unit)
+    expected = None
+    if description.startswith(_WAITING_FOR):
+        expected = _expected_for(description[len(_WAITING_FOR) :].strip())
+    return Progress(description, total, unit=unit, expected=expected)
+
+
+def _expected_for(generation_id: str) -> float | None:
+    """How long a generation's model usually takes, from the default journal (a client with a
+    cache of its own keeps its own journal: then no expectation is shown)."""
+    from mediagen.client._config import default_cache_dir
+    from mediagen.journal import Journal
+
+    journal = Journal(default_cache_dir() / "journal.jsonl")
+    try:
+        model = journal.latest().get(generation_id, {}).get("model")
+    except OSError:
+        return None
+    return expected_seconds(journal, model)
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -115,6 +115,9 @@ def test_request_is_typed_from_the_catalog_and_mode_inferred():
         ("video --tier 1080p --duration_seconds 10", "x", "at tier 1080p; allowed values: 5"),
         ("video --aspect_ratio 4:3", "x", "allowed values: 16:9, 9:16, 1:1"),
         ("video --colour red", "x", "--colour is not a field of vidra-2; its fields are:"),
+        ("video --tierr 720p", "x", "--tierr is not a field of vidra-2; did you mean --tier?"),
+        ("video --aspect_ratio 16-9", "x", "(text_to_video); did you mean 16:9?"),
+        ("vidoe", "x", "(got 'vidoe'; did you mean video?)"),
         ("video --mode image_to_video", "x", "needs first_frame"),
         ("video --mode nope", "x", "modes: text_to_video, image_to_video"),
         ("video --cfg_scale 2", "x", "between 0 and 1"),
@@ -177,5 +180,7 @@ def test_model_choice():
     assert choose_model("audio", models, "voxa-tts", None)["id"] == "voxa-tts"
     with pytest.raises(MagicUsageError, match="video models: vidra-2"):
         choose_model("video", models, "nope", None)
+    with pytest.raises(MagicUsageError, match="'vidra2'; did you mean vidra-2\\?"):
+        choose_model("video", models, "vidra2", None)
     with pytest.raises(MagicUsageError, match="is a audio model, not video"):
         choose_model("video", models, "voxa-tts", None)

@@ -82,6 +82,13 @@ def test_models_is_the_catalog_as_a_table(shell, sandbox, tenant):
     assert {"image", "video", "audio"} <= set(everything["type"])
 
 
+def test_models_table_has_no_nan_for_models_without_an_audio_kind(shell):
+    table = shell.run("%mediagen models").result
+    assert not table["audio_kind"].isna().any()
+    assert set(table.loc[table["type"] != "audio", "audio_kind"]) == {""}
+    assert "NaN" not in repr(table)
+
+
 def test_credits_shows_the_balance(shell):
     run = shell.run("%mediagen credits")
     assert run.success
@@ -95,6 +102,8 @@ def test_credits_shows_the_balance(shell):
     [
         ("%mediagen models movies", "usage: %mediagen models [image|video|audio]"),
         ("%mediagen teleport", "commands: models, credits, history"),
+        ("%mediagen credit", "unknown command 'credit'; did you mean credits?"),
+        ("%mediagen modles", "did you mean models?"),
         ("%mediagen history --since yesterday", "use an age like 30m, 24h, 7d"),
         ("%mediagen history --colour 1", "options: --since, --type, --model, -o"),
         ("%mediagen attach", "usage: %mediagen attach ID"),
@@ -181,6 +190,26 @@ def test_spending_above_the_threshold_asks_first(shell, sandbox, tenant, monkeyp
         assert len(asked) == 2
     finally:
         shell.run("%config MediagenMagics.confirm_above = None")
+
+
+def test_with_ask_off_run_all_never_waits_for_an_answer(shell, sandbox, tenant, monkeypatch):
+    def no_input(question):
+        raise AssertionError("ask = False must not prompt")
+
+    monkeypatch.setattr(builtins, "input", no_input)
+    shell.run("%config MediagenMagics.confirm_above = 0")
+    shell.run("%config MediagenMagics.ask = False")
+    try:
+        run = shell.run("%%mediagen image -o img\na quiet harbour")
+        assert "Cannot ask for confirmation here" in run.text
+        assert "Not submitted; nothing was spent." in run.text
+        assert "img" not in shell.ns
+        assert ledger_kinds(sandbox, tenant) == ["grant"]
+        run = shell.run("%%mediagen image --yes -o img\na quiet harbour")
+        assert shell.ns["img"].status == "completed"
+    finally:
+        shell.run("%config MediagenMagics.confirm_above = None")
+        shell.run("%config MediagenMagics.ask = True")
 
 
 def test_module_threshold_and_yes(shell, sandbox, tenant, monkeypatch):

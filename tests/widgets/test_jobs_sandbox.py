@@ -174,8 +174,9 @@ def test_gallery_holds_many_generations_in_one_widget_filtered_and_lazy(
     assert by_id[done[3].id]["items"] == []
     assert by_id[done[3].id]["status"] == "failed"
     # lazy: the entries describe media by key only; bytes come when a view asks for one
-    state = json.dumps(gallery.get_state())
-    assert len(state) < 20_000
+    # (the front-end code, ``_esm`` and ``_css``, is the same for every gallery: not counted)
+    state = json.dumps({k: v for k, v in gallery.get_state().items() if k not in ("_esm", "_css")})
+    assert len(state) < 8_000
     key = by_id[done[2].id]["items"][0]["key"]
     meta, buffers = gallery.media({"key": key}, [])
     assert meta["content_type"] == "video/mp4"

@@ -135,6 +135,33 @@ class Service:
                 return list(result)
         return [g async for g in generations.list(status="pending")]
 
+    def journal(self) -> Any:
+        """The client's request journal (None when journaling is off)."""
+        owner = self.client if self.client is not None else self._given_async
+        return getattr(owner, "journal", None)
+
+    def expected_seconds(self, model: str | None) -> float | None:
+        """How long ``model`` usually takes for this user (median, from the journal)."""
+        from mediagen._progress import expected_seconds
+
+        return expected_seconds(self.journal(), model)
+
+    def journal_requests(self) -> dict[str, dict[str, Any]]:
+        """Per generation id, the request body this machine sent (from the client's journal).
+
+        The API's generation does not echo its settings; the journal kept them.
+        """
+        journal = getattr(
+            self.client if self.client is not None else self._given_async, "journal", None
+        )
+        if journal is None:
+            return {}
+        return {
+            gid: record["request"]
+            for gid, record in journal.latest().items()
+            if isinstance(record.get("request"), Mapping)
+        }
+
     # -- files -----------------------------------------------------------------------------
 
     async def upload(self, name: str, content_type: str, data: bytes) -> str:

@@ -4,7 +4,11 @@ composed in ipywidgets containers and wired together. Each part stays usable alo
 Wiring: choosing a model loads the form; the form drives the estimate; a submission adds a job
 card; a finished job refreshes the credits, joins the gallery, and its outputs can be fed back
 into the form ("use as reference"). On start the studio re-attaches to generations still
-pending from before a kernel restart (the client's journal), so their cards pick up again.
+pending from before a kernel restart (the client's journal), so their cards pick up again, and
+fills the gallery from the history.
+
+Results come back into Python: ``studio.last`` is the latest generation finished here,
+``studio.generations`` all the studio shows, ``studio.gallery.selected`` the clicked card.
 """
 
 from __future__ import annotations
@@ -14,17 +18,22 @@ from typing import Any
 
 import ipywidgets
 
+from mediagen import _html
 from mediagen.widgets import _tasks
 from mediagen.widgets._service import Service, field
+from mediagen.widgets._snapshot import StaticFallback, generations_html, plural
 from mediagen.widgets.credits import CreditMeter
 from mediagen.widgets.estimate import LiveEstimate
 from mediagen.widgets.form import RequestForm
-from mediagen.widgets.gallery import Gallery
+from mediagen.widgets.gallery import Gallery, price_settings
 from mediagen.widgets.job import JobCard
 from mediagen.widgets.picker import ModelPicker
 
 
-class Studio(ipywidgets.VBox):
+class Studio(StaticFallback, ipywidgets.VBox):
+    #: how many past generations the gallery shows on start
+    HISTORY_LIMIT = 48
+
     def __init__(
         self,
         client: Any = None,
@@ -35,6 +44,7 @@ class Studio(ipywidgets.VBox):
         reattach: bool = True,
         debounce: float = 0.3,
         save_dir: str | Path = ".",
+        history: bool = True,
     ) -> None:
         self.service = service or Service(client, poll_interval=poll_interval, poll_cap=poll_cap)
         self.meter = CreditMeter(self.service)
@@ -56,6 +66,8 @@ class Studio(ipywidgets.VBox):
         )
         self.save_folder.add_class("mg-save-folder")
         self.save_folder.observe(self._on_save_folder, names="value")
+        #: the latest generation that finished in this studio (None until one does)
+        self.last: Any = None
         self.picker.layout = ipywidgets.Layout(
             flex="1 1 280px", min_width="260px", max_width="420px"
         )
@@ -70,9 +82,17 @@ class Studio(ipywidgets.VBox):
         self.add_class("mg-studio")
         self.picker.observe(self._on_model, names="value")
         self.estimate.on_submitted(self._on_submitted)
-        self.ready = _tasks.spawn(self._start(reattach), reporter=self._start_failed)
+        self.ready = _tasks.spawn(self._start(reattach, history), reporter=self._start_failed)
 
-    async def _start(self, reattach: bool) -> None:
+    @property
+    def generations(self) -> list[Any]:
+        """Every generation the studio shows (job cards and gallery), newest first."""
+        found = {field(c.result, "id"): c.result for c in self.cards}
+        for generation in self.gallery.generations:
+            found.setdefault(field(generation, "id"), generation)
+        return sorted(found.values(), key=_created, reverse=True)
+
+    async def _start(self, reattach: bool, history: bool) -> None:
         self.picker.loading = True
         try:
             self.picker.set_models(await self.service.models())
@@ -82,6 +102,8 @@ class Studio(ipywidgets.VBox):
         if reattach:
             for generation in await self.service.pending_journal():
                 self.attach(generation)
+        if history:
+            await self.gallery.load_history(self.HISTORY_LIMIT)
 
     def _start_failed(self, exc: BaseException) -> None:
         self.picker.report(exc, context="Loading the catalog")
@@ -112,16 +134,17 @@ class Studio(ipywidgets.VBox):
             request=request,
             save_dir=self.save_folder.value,
         )
-        card.on_finished(self._on_finished)
+        card.on_finished(lambda generation: self._on_finished(generation, card.request))
         card.on_reference(self._use_reference)
         self.cards.insert(0, card)
         self.jobs.children = (card, *self.jobs.children)
         return card
 
-    def _on_finished(self, generation: Any) -> None:
+    def _on_finished(self, generation: Any, request: dict | None = None) -> None:
+        self.last = generation
         self.meter.generation_finished(generation)
         _tasks.spawn(
-            self.gallery.add_with_outputs(generation),
+            self.gallery.add_with_outputs(generation, request=request),
             reporter=lambda exc: self.gallery.report(exc, context="Gallery"),
         )
         if field(generation, "status") == "completed":
@@ -145,6 +168,23 @@ class Studio(ipywidgets.VBox):
         if used is None:
             return f"It will fill the {kind} input of the next model or mode that takes one."
         return f"It fills {self.form.label_of(used)} of {self.form.model_name}."
+
+    def snapshot_text(self) -> str:
+        balance = (self.meter.credits or {}).get("balance")
+        parts = [f"mediagen studio: {plural(len(self.generations), 'generation')}"]
+        if balance is not None:
+            parts.append(f"balance {_html.credits_text(balance)} credits")
+        return ", ".join(parts)
+
+    def snapshot_html(self) -> str:
+        settings = self.gallery.settings()
+        settings.update({field(c.result, "id"): price_settings(c.request) for c in self.cards})
+        return generations_html(self.snapshot_text(), self.generations, settings)
+
+
+def _created(generation: Any) -> str:
+    created = field(generation, "created_at")
+    return created.isoformat() if hasattr(created, "isoformat") else str(created or "")
 
 
 def studio(client: Any = None, **options: Any) -> Studio:

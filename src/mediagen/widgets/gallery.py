@@ -2,25 +2,50 @@
 
 One widget for all outputs (not one widget per output): the view renders cards from the
 ``entries`` trait and asks for an output's bytes only when its card scrolls into view.
-Filtering (kind, status, text) runs in the kernel, like the picker's.
+Filtering (kind, status, text) runs in the kernel, like the picker's. Each card shows the
+settings that set its price (quality, size, duration...), so two similar prompts at different
+prices can be told apart. Clicking a card selects it: ``gallery.selected`` is that generation,
+back in Python.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import traitlets
 
+from mediagen import _html
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._media import MediaSource, make_item
 from mediagen.widgets._service import Service, field
+from mediagen.widgets._snapshot import StaticFallback, generations_html, plural
 from mediagen.widgets.job import generation_summary
 
+#: Request fields that set a generation's price, in the order a card shows them.
+PRICE_SETTINGS = (
+    "quality",
+    "size",
+    "image_size",
+    "resolution",
+    "tier",
+    "variant",
+    "aspect_ratio",
+    "duration_seconds",
+    "generate_image_count",
+    "sample_count",
+)
 
-class Gallery(MediaSource, MediagenWidget):
+
+def price_settings(request: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The priced settings of a request body (empty when the request is unknown)."""
+    request = request or {}
+    return {k: request[k] for k in PRICE_SETTINGS if request.get(k) not in (None, "")}
+
+
+class Gallery(StaticFallback, MediaSource, MediagenWidget):
     _module = "gallery.js"
 
     kind = traitlets.Unicode("").tag(sync=True)
@@ -28,17 +53,43 @@ class Gallery(MediaSource, MediagenWidget):
     query = traitlets.Unicode("").tag(sync=True)
     entries = traitlets.List(traitlets.Dict()).tag(sync=True)
     total = traitlets.Int(0).tag(sync=True)
+    #: the id of the card the user clicked ("" for none); see :attr:`selected`
+    selected_id = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, service: Service | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.service = service
         self._all: dict[str, dict[str, Any]] = {}
+        self._generations: dict[str, Any] = {}
+
+    # -- results back in Python ------------------------------------------------------------
+
+    @property
+    def generations(self) -> list[Any]:
+        """Every generation the gallery holds (the client's objects), newest first."""
+        order = sorted(self._all.values(), key=lambda e: e["created_at"] or "", reverse=True)
+        return [self._generations[e["id"]] for e in order]
+
+    @property
+    def selected(self) -> Any:
+        """The generation whose card the user clicked last (None before any click)."""
+        return self._generations.get(self.selected_id)
 
     # -- adding ----------------------------------------------------------------------------
 
-    def add(self, generation: Any, paths: Iterable[str | Path] = ()) -> None:
-        """Add (or update) a generation; ``paths`` are its outputs' local copies, in order."""
+    def add(
+        self,
+        generation: Any,
+        paths: Iterable[str | Path] = (),
+        *,
+        request: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Add (or update) a generation; ``paths`` are its outputs' local copies, in order.
+
+        ``request`` is the body that was sent, when known: its priced settings show on the card.
+        """
         summary = generation_summary(generation)
+        previous = self._all.get(summary["id"], {})
         outputs = list(field(generation, "outputs") or [])
         items = []
         for index, (output, path) in enumerate(zip(outputs, paths, strict=False)):
@@ -53,26 +104,43 @@ class Gallery(MediaSource, MediagenWidget):
             self.register_media(item)
             items.append(item.describe())
         summary["items"] = items
+        settings = price_settings(request) or previous.get("settings") or {}
+        summary["settings"] = settings
+        summary["settings_text"] = _html.settings_text(settings)
         self._all[summary["id"]] = summary
+        self._generations[summary["id"]] = generation
         self._refilter()
 
-    async def add_with_outputs(self, generation: Any) -> None:
+    async def add_with_outputs(
+        self, generation: Any, *, request: Mapping[str, Any] | None = None
+    ) -> None:
         """Add a generation, fetching local copies of its outputs first."""
         paths = []
         if self.service is not None and field(generation, "status") == "completed":
             paths = [await self.service.local_copy(o) for o in field(generation, "outputs") or []]
-        self.add(generation, paths)
+        self.add(generation, paths, request=request)
 
     def load_recent(self, limit: int = 100, **filters: Any) -> _tasks.Handle:
-        """Fill the gallery from the service's history (newest first), in the background."""
+        """Fill the gallery from the service's history (newest first), in the background.
+
+        Generations this machine submitted get their settings from the client's journal.
+        """
         if self.service is None:
             raise ValueError("a Gallery without a service cannot load history")
+        return _tasks.spawn(
+            self.load_history(limit, **filters),
+            reporter=lambda exc: self.report(exc, context="Loading"),
+        )
 
-        async def run() -> None:
-            for generation in await self.service.recent(limit=limit, **filters):
-                await self.add_with_outputs(generation)
-
-        return _tasks.spawn(run(), reporter=lambda exc: self.report(exc, context="Loading"))
+    async def load_history(self, limit: int = 100, **filters: Any) -> None:
+        """Await filling the gallery from history (see :meth:`load_recent`)."""
+        assert self.service is not None
+        requests = self.service.journal_requests()
+        for generation in await self.service.recent(limit=limit, **filters):
+            gid = field(generation, "id")
+            if gid in self._all and self._all[gid]["status"] == field(generation, "status"):
+                continue  # already shown (a job of this session)
+            await self.add_with_outputs(generation, request=requests.get(gid))
 
     # -- filtering -------------------------------------------------------------------------
 
@@ -94,3 +162,15 @@ class Gallery(MediaSource, MediagenWidget):
             shown.append(entry)
         self.total = len(self._all)
         self.entries = shown
+
+    # -- static fallback -------------------------------------------------------------------
+
+    def snapshot_text(self) -> str:
+        return f"Gallery: {plural(len(self._all), 'generation')}"
+
+    def settings(self) -> dict[str, dict[str, Any]]:
+        """Per generation id, the priced settings its card shows."""
+        return {gid: entry["settings"] for gid, entry in self._all.items()}
+
+    def snapshot_html(self) -> str:
+        return generations_html(self.snapshot_text(), self.generations, self.settings())

@@ -18,10 +18,12 @@ from typing import Any
 
 import traitlets
 
+from mediagen import _html
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._media import MediaItem, MediaSource, make_item
 from mediagen.widgets._service import Service, field
+from mediagen.widgets._snapshot import StaticFallback
 
 Finished = Callable[[Any], None]
 Reference = Callable[[str, str, str], "str | None"]  # (asset_id, label, kind) -> where it went
@@ -52,7 +54,7 @@ def generation_summary(generation: Any) -> dict[str, Any]:
     }
 
 
-class JobCard(MediaSource, MediagenWidget):
+class JobCard(StaticFallback, MediaSource, MediagenWidget):
     _module = "job.js"
 
     generation = traitlets.Dict().tag(sync=True)
@@ -61,6 +63,8 @@ class JobCard(MediaSource, MediagenWidget):
     notice = traitlets.Unicode("").tag(sync=True)
     #: where Save writes (shown next to the button, so the user knows before clicking)
     save_dir = traitlets.Unicode("").tag(sync=True)
+    #: how long this model usually takes for this user, in seconds (None: no history yet)
+    expected_s = traitlets.Float(None, allow_none=True).tag(sync=True)
 
     def __init__(
         self,
@@ -84,6 +88,8 @@ class JobCard(MediaSource, MediagenWidget):
         self._reference_listeners: list[Reference] = []
         self.generation = generation_summary(generation)
         self.reserved = reserved
+        if self.status == "pending":
+            self.expected_s = service.expected_seconds(self.generation.get("model"))
         self.on_msg(self._on_view_message)
         self.task: _tasks.Handle | None = None
         if watch:
@@ -192,3 +198,14 @@ class JobCard(MediaSource, MediagenWidget):
                 self.use_as_reference(int(index))
             elif action == "save":
                 self.save(int(index))
+
+    # -- static fallback -------------------------------------------------------------------
+
+    def snapshot_text(self) -> str:
+        gen = self.generation
+        charged = gen.get("credits_charged")
+        cost = f", {_html.credits_text(charged)} credits" if charged is not None else ""
+        return f"Job {gen.get('id')}: {gen.get('model')} {gen.get('status')}{cost}"
+
+    def snapshot_html(self) -> str:
+        return _html.generation_html(self.result)

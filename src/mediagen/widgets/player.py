@@ -7,12 +7,14 @@ from typing import Any
 
 import traitlets
 
+from mediagen import _html
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._media import MediaItem, MediaSource, make_item
 from mediagen.widgets._outputs import output_item
+from mediagen.widgets._snapshot import StaticFallback
 
 
-class MediaPlayer(MediaSource, MediagenWidget):
+class MediaPlayer(StaticFallback, MediaSource, MediagenWidget):
     """An ``<img>``, ``<video controls>`` or ``<audio controls>`` for a local file.
 
     The bytes travel on request (see ``_media``), never in widget state, so a saved notebook
@@ -42,3 +44,24 @@ class MediaPlayer(MediaSource, MediagenWidget):
         if previous and previous != item.key:
             self.forget_media(previous)
         self.item = item.describe()
+
+    # -- static fallback -------------------------------------------------------------------
+
+    def snapshot_text(self) -> str:
+        item = self.item or {}
+        return f"MediaPlayer: {item.get('label') or 'empty'}"
+
+    def snapshot_html(self) -> str:
+        key = (self.item or {}).get("key")
+        item = self._media_items.get(key) if key else None
+        if item is None:
+            return f"<div>{_html.escape(self.snapshot_text())}</div>"
+        output = {
+            "local_path": str(item.path),
+            "content_type": item.content_type,
+            "filename": item.label,
+            "width": item.width,
+            "height": item.height,
+            "duration_seconds": item.duration_seconds,
+        }
+        return _html.output_html(output)

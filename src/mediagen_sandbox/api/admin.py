@@ -303,6 +303,7 @@ async def get_state(ctx: AdminDep):
             "base_url": ctx.base_url,
             "data_dir": str(ctx.data_dir),
             "counts": counts,
+            "org_ids": [r[0] for r in ctx.store.query_all("SELECT id FROM orgs ORDER BY rowid")],
             "generations": statuses,
             "config": ctx.config.current.to_dict(),
         }

@@ -1,5 +1,24 @@
 // Gallery: one widget, many generations; media fetched only when a card scrolls into view.
+// Images open enlarged in a dialog; audio gets full-width controls; a card can be selected
+// (gallery.selected in Python).
 import { h, mediaFigure, formatNumber } from "./shared.js";
+
+function lightbox() {
+  const image = h("img", { class: "mg-lightbox-image", alt: "" });
+  const close = h("button", { type: "button", class: "mg-button mg-lightbox-close", "aria-label": "Close enlarged image" }, "Close");
+  const dialog = h("dialog", { class: "mg-root mg-lightbox", "aria-label": "Enlarged image" }, close, image);
+  close.addEventListener("click", () => dialog.close());
+  dialog.addEventListener("click", (event) => { if (event.target === dialog) dialog.close(); });
+  return {
+    node: dialog,
+    open(url, label) {
+      image.src = url;
+      image.alt = label;
+      dialog.showModal();
+      close.focus();
+    },
+  };
+}
 
 function render({ model, el, experimental }) {
   const uid = Math.random().toString(36).slice(2, 8);
@@ -22,18 +41,28 @@ function render({ model, el, experimental }) {
   const count = h("span", { class: "mg-muted", "aria-live": "polite" });
   const grid = h("div", { class: "mg-grid mg-gallery-grid", role: "list" });
   const banner = h("div", { class: "mg-error", role: "alert" });
+  const box = lightbox();
   el.append(h("div", { class: "mg-root mg-card mg-stack mg-gallery" },
-    h("div", { class: "mg-row" }, h("span", { class: "mg-title" }, "Gallery"), kind, status, search, count), banner, grid));
+    h("div", { class: "mg-row" }, h("span", { class: "mg-title" }, "Gallery"), kind, status, search, count), banner, grid, box.node));
 
-  const loaded = new Map(); // media key -> figure (disposed when its card goes away)
+  const enlargeable = (item) => (element, url) => {
+    if (item.kind !== "image") return;
+    const button = h("button", { type: "button", class: "mg-gallery-enlarge", "aria-label": `Enlarge ${item.label || "image"}` });
+    element.replaceWith(button);
+    button.append(element);
+    button.addEventListener("click", () => box.open(url, item.label || "image"));
+  };
+
+  const loaded = new Map(); // media slot -> figure (disposed when its card goes away)
   const observer = new IntersectionObserver((records) => {
     for (const record of records) {
       if (!record.isIntersecting) continue;
       const slot = record.target;
       observer.unobserve(slot);
       const item = JSON.parse(slot.dataset.item);
-      const figure = mediaFigure(experimental, item, { caption: false });
+      const figure = mediaFigure(experimental, item, { caption: false, onReady: enlargeable(item) });
       loaded.set(slot, figure);
+      slot.classList.remove("mg-placeholder");
       slot.replaceChildren(figure.node);
     }
   }, { rootMargin: "200px" });
@@ -42,6 +71,7 @@ function render({ model, el, experimental }) {
     for (const [slot, figure] of loaded) { figure.dispose(); observer.unobserve(slot); }
     loaded.clear();
     const entries = model.get("entries") || [];
+    const selected = model.get("selected_id");
     count.textContent = `${entries.length} of ${model.get("total")}`;
     const cards = [];
     for (const entry of entries) {
@@ -49,29 +79,36 @@ function render({ model, el, experimental }) {
       const slots = entry.items.map((item) => {
         const slot = h("div", { class: "mg-placeholder mg-gallery-slot", dataset: { item: JSON.stringify(item), kind: item.kind } },
           `${item.kind}${item.width ? ` ${item.width}×${item.height}` : ""}`);
-        if (item.width && item.height) slot.style.aspectRatio = `${item.width} / ${item.height}`;
+        if (item.width && item.height && item.kind !== "audio") slot.style.aspectRatio = `${item.width} / ${item.height}`;
         return slot;
       });
-      cards.push(h("div", { class: "mg-card mg-stack mg-gallery-card", role: "listitem", dataset: { id: entry.id, status: entry.status } },
+      const on = entry.id === selected;
+      const choose = h("button", { type: "button", class: "mg-button mg-gallery-select", "aria-pressed": on ? "true" : "false",
+        "aria-label": `Select generation ${entry.id}` }, on ? "Selected" : "Select");
+      choose.addEventListener("click", () => { model.set("selected_id", on ? "" : entry.id); model.save_changes(); });
+      cards.push(h("div", { class: `mg-card mg-stack mg-gallery-card${on ? " mg-gallery-card--on" : ""}`, role: "listitem", dataset: { id: entry.id, status: entry.status } },
         ...slots,
         entry.error ? h("div", { class: "mg-error" }, `${entry.error.code}: ${entry.error.message}`) : null,
         h("div", { class: "mg-row" }, h("span", { class: `mg-badge mg-badge--${tone}` }, entry.status),
           h("strong", {}, entry.model),
-          entry.credits_charged != null ? h("span", { class: "mg-muted" }, `${formatNumber(entry.credits_charged)} cr`) : null),
-        h("div", { class: "mg-muted mg-gallery-prompt", title: entry.prompt }, entry.prompt)));
+          entry.credits_charged != null ? h("span", { class: "mg-muted mg-gallery-credits" }, `${formatNumber(entry.credits_charged)} cr`) : null),
+        entry.settings_text ? h("div", { class: "mg-muted mg-gallery-settings" }, entry.settings_text) : null,
+        h("div", { class: "mg-muted mg-gallery-prompt", title: entry.prompt }, entry.prompt),
+        h("div", { class: "mg-row" }, choose)));
       for (const slot of slots) observer.observe(slot);
     }
     grid.replaceChildren(...cards);
   };
   const renderError = () => { banner.textContent = model.get("error") || ""; };
   renderEntries(); renderError();
-  model.on("change:entries change:total", renderEntries);
+  model.on("change:entries change:total change:selected_id", renderEntries);
   model.on("change:error", renderError);
   return () => {
     clearTimeout(timer);
     observer.disconnect();
+    if (box.node.open) box.node.close();
     for (const figure of loaded.values()) figure.dispose();
-    model.off("change:entries change:total", renderEntries);
+    model.off("change:entries change:total change:selected_id", renderEntries);
     model.off("change:error", renderError);
   };
 }

@@ -19,6 +19,14 @@ function elapsed(gen) {
   return seconds < 60 ? `${seconds.toFixed(1)} s` : `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`;
 }
 
+/** "12.3 s" while pending, with "· usually ~40 s" when the user's history knows the model. */
+function timing(gen, expected) {
+  const text = elapsed(gen);
+  if (gen.status !== "pending" || expected == null) return text;
+  const usual = expected < 60 ? `${expected.toFixed(0)} s` : `${Math.floor(expected / 60)} min ${Math.round(expected % 60)} s`;
+  return `${text} · usually ~${usual}`;
+}
+
 function render({ model, el, experimental }) {
   const header = h("div", { class: "mg-row" });
   const facts = h("div", { class: "mg-row mg-muted" });
@@ -43,7 +51,7 @@ function render({ model, el, experimental }) {
     const credits = gen.status === "completed" ? `charged ${formatNumber(gen.credits_charged)} credits`
       : gen.status === "failed" ? "nothing charged (reservation returned)"
       : reserved != null ? `reserved ${formatNumber(reserved)} credits` : "credits reserved";
-    facts.replaceChildren(h("span", { class: "mg-job-elapsed" }, elapsed(gen)), h("span", { class: "mg-job-credits" }, credits),
+    facts.replaceChildren(h("span", { class: "mg-job-elapsed" }, timing(gen, model.get("expected_s"))), h("span", { class: "mg-job-credits" }, credits),
       h("code", { class: "mg-muted" }, gen.id || ""));
     const err = gen.error;
     error.textContent = err ? `${err.code}: ${err.message}` : model.get("error") || "";
@@ -81,7 +89,7 @@ function render({ model, el, experimental }) {
 
   const tick = setInterval(() => {
     const gen = model.get("generation") || {};
-    if (gen.status === "pending") facts.querySelector(".mg-job-elapsed").textContent = elapsed(gen);
+    if (gen.status === "pending") facts.querySelector(".mg-job-elapsed").textContent = timing(gen, model.get("expected_s"));
   }, 500);
   renderText(); renderMedia();
   model.on("change:generation change:reserved change:error change:notice change:save_dir", renderText);

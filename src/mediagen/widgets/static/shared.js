@@ -60,8 +60,9 @@ export function mediaElement(item) {
 /**
  * Load `item` into a figure: placeholder first, then the element with a Blob URL.
  * Returns {node, dispose}: dispose aborts a pending request and revokes the URL.
+ * `onReady(element, url)` runs once the element has its source.
  */
-export function mediaFigure(experimental, item, { caption = true } = {}) {
+export function mediaFigure(experimental, item, { caption = true, onReady = null } = {}) {
   const controller = new AbortController();
   let url = null;
   const placeholder = h("div", { class: "mg-placeholder", role: "status" }, "Loading…");
@@ -75,6 +76,7 @@ export function mediaFigure(experimental, item, { caption = true } = {}) {
       const element = mediaElement(item);
       element.src = url;
       placeholder.replaceWith(element);
+      if (onReady) onReady(element, url);
     },
     (err) => {
       if (controller.signal.aborted) return;

@@ -1,8 +1,9 @@
-"""``pytest --nbval notebooks/``: one sandbox for the session, a fresh tenant per notebook.
+"""The tutorial notebooks under nbval: one sandbox for the session, a fresh tenant per notebook.
 
 nbval starts a kernel per notebook file when the file's first cell is set up; the hook below
 runs just before that (``tryfirst``) and puts that notebook's own connection in the environment
-the kernel inherits. See ``_sandbox.py``.
+the kernel inherits. See ``tests/notebooks_support/notebook_sandbox.py``. It sits at the
+repository root so that ``notebooks/`` holds only what users open.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent / "tests" / "notebooks_support"))
 
-from _sandbox import NotebookSandbox
+from notebook_sandbox import NotebookSandbox
 
 _state: dict[str, object] = {"sandbox": None, "current": None}
 

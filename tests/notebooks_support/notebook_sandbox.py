@@ -5,10 +5,11 @@ every time), so its stored outputs — balances, prices, counts — are the same
 do not depend on which notebooks ran before it. The key reaches the kernel only through the
 environment (``MEDIAGEN_API_KEY``), never through the notebook file.
 
-    python notebooks/_sandbox.py            # execute every notebook in place, strip widget state
-    python notebooks/_sandbox.py quickstart.ipynb
+    python tests/notebooks_support/notebook_sandbox.py      # execute every notebook in place
+    python tests/notebooks_support/notebook_sandbox.py 01_quickstart.ipynb
 
-``notebooks/conftest.py`` uses the same pieces under ``pytest --nbval``.
+The repository's root ``conftest.py`` uses the same pieces under ``pytest --nbval``. This lives
+under ``tests/`` so the folder users open (``notebooks/``) holds only the tutorials.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pathlib import Path
 
 import httpx
 
-HERE = Path(__file__).resolve().parent
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 #: Every notebook's organization starts like this (deterministic stored outputs).
 TENANT = {"plan": "pro", "balance": 1000.0, "discount_percent": 10.0}
 _LINE = re.compile(r"^(MEDIAGEN_[A-Z_]+)=(\S+)$")
@@ -104,8 +105,8 @@ def strip_widget_state(path: Path) -> None:
 
 def notebooks(names: list[str]) -> list[Path]:
     if names:
-        return [HERE / name for name in names]
-    return sorted(p for p in HERE.glob("*.ipynb"))
+        return [NOTEBOOKS / name for name in names]
+    return sorted(p for p in NOTEBOOKS.glob("*.ipynb"))
 
 
 def execute(paths: list[Path]) -> int:
@@ -120,7 +121,7 @@ def execute(paths: list[Path]) -> int:
                     *("--execute", "--inplace", "--ExecutePreprocessor.timeout=300", str(path)),
                 ],
                 env=env,
-                cwd=HERE,
+                cwd=NOTEBOOKS,
                 check=False,
             )
             if result.returncode:

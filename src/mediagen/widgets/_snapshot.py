@@ -1,0 +1,65 @@
+"""A static picture of a widget for where no widget can run.
+
+A widget's output in a notebook is only a model id: after a kernel restart JupyterLab says
+"model not found", and nbconvert, GitHub or a notebook viewer have no kernel at all. ipywidgets
+lets a display carry other formats next to the widget view; front ends that cannot show the
+widget fall back to them. :class:`StaticFallback` adds a ``text/html`` snapshot of what the
+widget shows at display time (thumbnails, costs, ids: inline styles only, a saved notebook has
+no stylesheet) and a one-line ``text/plain`` instead of ``<... object at 0x7f...>``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mediagen import _html
+from mediagen.widgets._service import field
+
+#: Keep a saved notebook small: the snapshot shows at most this many generations, each as a
+#: small thumbnail (video and audio are named, not embedded).
+SNAPSHOT_LIMIT = 12
+SNAPSHOT_THUMBNAIL_PX = 160
+
+
+def plural(count: int, word: str) -> str:
+    """``1 generation``, ``2 generations``."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+class StaticFallback:
+    """Mixin for widgets: ``text/plain`` and ``text/html`` next to the widget view."""
+
+    def snapshot_text(self) -> str:
+        return type(self).__name__
+
+    def snapshot_html(self) -> str:
+        return f"<div>{_html.escape(self.snapshot_text())}</div>"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        bundle = super()._repr_mimebundle_(**kwargs)  # type: ignore[misc]
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
+        if not data:
+            return bundle
+        data = {**data, "text/plain": self.snapshot_text(), "text/html": self.snapshot_html()}
+        return data, metadata
+
+
+def generations_html(
+    title: str, generations: list[Any], settings: dict[str, dict[str, Any]] | None = None
+) -> str:
+    """Compact cards for ``generations`` (newest first), at most :data:`SNAPSHOT_LIMIT`."""
+    settings = settings or {}
+    shown = generations[:SNAPSHOT_LIMIT]
+    cards = "".join(
+        _html.compact_generation_html(
+            g, settings.get(field(g, "id") or ""), thumbnail_px=SNAPSHOT_THUMBNAIL_PX
+        )
+        for g in shown
+    )
+    more = len(generations) - len(shown)
+    tail = f"<div style='{_html.MUTED}'>and {plural(more, 'more generation')}</div>" if more else ""
+    grid = (
+        '<div style="display:grid; gap:8px;'
+        f' grid-template-columns: repeat(auto-fill, minmax(170px, 1fr))">{cards}</div>'
+    )
+    return _html.box(title, (grid if cards else "") + tail, kind="snapshot")

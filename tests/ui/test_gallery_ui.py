@@ -1,0 +1,125 @@
+"""The gallery in real JupyterLab and Chromium: audio plays from its card, images enlarge,
+cards show what set their price, a click selects a generation back into Python, and it reads
+well in the dark theme.
+
+Also takes the README's pictures of the gallery (with audio) and of the dark theme, when
+``MEDIAGEN_UPDATE_SCREENSHOT`` is set and every check passed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from playwright.sync_api import expect
+from test_studio import JOB_TIMEOUT, kernel_json, plays, studio_cell, take_screenshot, wait_loaded
+
+DOCS = Path(__file__).parents[2] / "docs"
+
+
+def make_history(cache: Path) -> str:
+    """A cell that makes two kites (different quality) and two audio files, journaled in
+    ``cache`` (the studio's cache: as after a kernel restart)."""
+    return (
+        "import mediagen\n"
+        f"maker = mediagen.Client(cache_dir={str(cache)!r})\n"
+        "for quality in ('low', 'high'):\n"
+        "    maker.images.create(model='pixel-pro', prompt='a red kite over the sea',"
+        " quality=quality, size='1024x1024').wait()\n"
+        "maker.audio.create(model='voxa-tts', text='Welcome to the gallery.',"
+        " voice_name='Aria').wait()\n"
+        "maker.audio.create(model='tunesmith', prompt='a calm piano loop',"
+        " duration_seconds=5).wait()\n"
+        "print('made')"
+    )
+
+
+def refresh_docs(shot: Path, name: str) -> None:
+    if os.environ.get("MEDIAGEN_UPDATE_SCREENSHOT"):  # only after every check above passed
+        DOCS.mkdir(exist_ok=True)
+        shutil.copyfile(shot, DOCS / name)
+
+
+def set_theme(page, theme: str) -> None:
+    page.evaluate(
+        "(theme) => window.jupyterapp.commands.execute('apputils:change-theme', {theme})", theme
+    )
+    page.wait_for_function(
+        "(theme) => document.body.dataset.jpThemeName === theme", arg=theme, timeout=20_000
+    )
+
+
+def test_gallery_plays_audio_enlarges_images_and_selects_back_into_python(lab, tmp_path):
+    cache = tmp_path / "cache"
+    notebook = lab.open("gallery.ipynb", [make_history(cache), studio_cell(cache)])
+    notebook.run_all()
+    page = lab.page
+    notebook.wait_cell_done(1, timeout=JOB_TIMEOUT)
+    studio = notebook.output(1)
+    gallery = studio.locator(".mg-gallery")
+    cards = gallery.locator(".mg-gallery-card")
+    expect(cards).to_have_count(4, timeout=JOB_TIMEOUT)  # filled from the history on start
+
+    # audio: a real, wide player that plays
+    speech = cards.filter(has_text="voxa-tts")
+    audio = speech.locator("audio")
+    audio.wait_for()
+    assert audio.evaluate("(el) => el.getBoundingClientRect().width") >= 120
+    wait_loaded(audio)
+    assert plays(audio)
+    expect(cards.filter(has_text="tunesmith").locator("audio")).to_have_count(1)
+
+    # the two kites differ only in quality, and the cards say so
+    kites = cards.filter(has_text="pixel-pro")
+    expect(kites.locator(".mg-gallery-settings")).to_have_text(
+        ["quality high · size 1024x1024", "quality low · size 1024x1024"]
+    )
+
+    # an image enlarges in a dialog at full size, and Escape closes it
+    kites.first.get_by_role("button", name="Enlarge").click()
+    dialog = gallery.locator("dialog.mg-lightbox")
+    expect(dialog).to_be_visible()
+    big = dialog.locator("img")
+    big.evaluate(
+        "(el) => (el.complete && el.naturalWidth)"
+        " || new Promise((r) => el.addEventListener('load', r, {once: true}))"
+    )
+    assert big.evaluate("(el) => el.naturalWidth") == 1024
+    assert big.evaluate("(el) => el.getBoundingClientRect().width") > 300
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+
+    # a click selects a generation, back in Python
+    speech.get_by_role("button", name="Select generation").click()
+    expect(speech.get_by_role("button", name="Select generation")).to_have_attribute(
+        "aria-pressed", "true"
+    )
+    selected = kernel_json(
+        notebook,
+        "[studio.gallery.selected.model, studio.gallery.selected.id,"
+        " [g.model for g in studio.generations]]",
+    )
+    assert selected[0] == "voxa-tts"
+    assert selected[1] == speech.get_attribute("data-id")
+    assert sorted(selected[2]) == ["pixel-pro", "pixel-pro", "tunesmith", "voxa-tts"]
+
+    shot = tmp_path / "gallery.png"
+    take_screenshot(page, gallery, gallery, shot)
+    refresh_docs(shot, "gallery.png")
+
+    # the dark theme: the studio follows JupyterLab's colours
+    set_theme(page, "JupyterLab Dark")
+    try:
+        background = studio.locator(".mg-gallery").evaluate(
+            "(el) => getComputedStyle(el).backgroundColor"
+        )
+        channels = [int(c) for c in background[background.index("(") + 1 : -1].split(",")[:3]]
+        assert max(channels) < 100, f"the gallery stayed light in the dark theme: {background}"
+        dark = tmp_path / "studio-dark.png"
+        take_screenshot(page, studio.locator(".mg-studio").first, gallery, dark)
+        refresh_docs(dark, "studio-dark.png")
+    finally:
+        set_theme(page, "JupyterLab Light")
+    errors = [line for line in lab.console if line.startswith("error")]
+    assert errors == []

@@ -1,0 +1,32 @@
+"""A pending job card knows how long its model usually takes for this user (the journal)."""
+
+from __future__ import annotations
+
+from widget_loop import run
+
+from mediagen.widgets import JobCard
+
+
+def test_a_pending_card_carries_the_models_usual_time_from_the_users_history(
+    make_service, make_client, tenant
+):
+    client = make_client(tenant)
+    for _ in range(2):
+        client.images.create(model="pixel-1", prompt="a kite [[slow:0.2]]").wait()
+    service = make_service(tenant)
+
+    async def scenario():
+        known = JobCard(service, client.images.create(model="pixel-1", prompt="a [[slow:0.3]]"))
+        new = JobCard(service, client.images.create(model="pixel-pro", prompt="b [[slow:0.3]]"))
+        pending = (known.status, new.status)
+        await known.task
+        await new.task
+        await service.aclose()
+        return known, new, pending
+
+    known, new, pending = run(scenario())
+    assert pending == ("pending", "pending")
+    assert known.expected_s is not None
+    assert 0.2 <= known.expected_s < 10
+    assert new.expected_s is None, "no history for this model: no guess"
+    assert known.status == "completed"

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -45,6 +46,7 @@ from mediagen.history._frame import (
     _USE_CLIENT_JOURNAL,
     _filter_params,
     concat_history,
+    frame_from_generations,
     frame_from_pages,
     join_journal,
 )
@@ -118,7 +120,9 @@ class HistoryStore:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".parquet")
         os.close(fd)
         try:
-            pq.write_table(table, tmp)
+            # Microseconds (the API's precision) rather than pandas' nanoseconds: DuckDB's
+            # date functions, Spark and older readers take them as ordinary timestamps.
+            pq.write_table(table, tmp, coerce_timestamps="us", allow_truncated_timestamps=True)
             _fsync_file(tmp)
             os.replace(tmp, path)
         finally:
@@ -126,24 +130,30 @@ class HistoryStore:
                 os.unlink(tmp)
 
     def _read(self, paths: list[Path]) -> pd.DataFrame:
-        # Parquet keeps pandas dtypes, except a category column with no values (read back as
-        # object): the schema puts every column's dtype back.
-        frames = [
-            _schema.apply_history_dtypes(pq.read_table(p).to_pandas()) for p in paths if p.exists()
-        ]
-        if not frames:
-            return _schema.apply_history_dtypes(pd.DataFrame(columns=list(STORED_COLUMNS)))
-        return concat_history(frames)
+        """The rows of ``paths`` in that order, as one frame with the history's dtypes.
 
-    def _stored_ids(self, since: str | None) -> set[str]:
-        """Ids of stored rows a sync from ``since`` can meet again (Parquet statistics skip the
-        rest, so this stays small however long the history is)."""
-        if since is None:
+        One Arrow table and one conversion: cheaper than a frame per file. Parquet keeps
+        pandas dtypes, except a category column with no values (read back as object), so the
+        schema puts every column's dtype back.
+        """
+        tables = [pq.read_table(p) for p in paths if p.exists()]
+        if not tables:
+            return _schema.apply_history_dtypes(pd.DataFrame(columns=list(STORED_COLUMNS)))
+        table = pa.concat_tables(tables, promote_options="permissive")
+        return _schema.apply_history_dtypes(table.to_pandas())
+
+    def _stored_ids(self, since: str | None = None, only: set[str] | None = None) -> set[str]:
+        """Ids of stored rows a sync from ``since`` can meet again, or of those among ``only``
+        (Parquet statistics skip the rest, so this stays small however long the history is)."""
+        if since is None and only is None:
             return set()
-        start = pd.Timestamp(since).tz_convert("UTC")
+        if only is not None:
+            where = [("id", "in", sorted(only))]
+        else:
+            where = [("created_at", ">", pd.Timestamp(since).tz_convert("UTC"))]
         ids: set[str] = set()
         for path in self.segments():
-            table = pq.read_table(path, columns=["id"], filters=[("created_at", ">", start)])
+            table = pq.read_table(path, columns=["id"], filters=where)
             ids.update(table.column("id").to_pylist())
         return ids
 
@@ -160,7 +170,12 @@ class HistoryStore:
         chunk_pages: int = 100,
         on_page: Callable[[Mapping[str, Any]], Any] | None = None,
     ) -> SyncResult:
-        """Fetch what is new since the last sync (or resume the one that was interrupted)."""
+        """Fetch what is new since the last sync (or resume the one that was interrupted).
+
+        Two steps: every generation created after the newest one stored (page by page, saved
+        every ``chunk_pages`` pages), then the ones that were pending last time: one list query
+        for those still pending and a single GET for each that has settled since.
+        """
         self.root.mkdir(parents=True, exist_ok=True)
         self._remove_temporaries()
         state = self._state()
@@ -173,7 +188,6 @@ class HistoryStore:
             _discard(self.root / "open-next.parquet")
         stored_ids = self._stored_ids(since=resume["since"])
         fetched = stored = 0
-        next_number = _next_segment_number(self.segments())
         chunk: list[Mapping[str, Any]] = []
         for page, cursor in self._pages(client, resume["since"], resume["cursor"]):
             if on_page is not None:
@@ -184,18 +198,18 @@ class HistoryStore:
                 resume["head"] = data[0].get("created_at")
             chunk.append(page)
             if len(chunk) >= chunk_pages or cursor is None:
-                stored += self._save_chunk(chunk, stored_ids, next_number)
-                next_number += 1
+                stored += self._save_rows(frame_from_pages(chunk, journal=None), stored_ids)
                 chunk = []
                 self._write_state({**state, "resume": {**resume, "cursor": cursor}})
-        return self._finish(state, resume, fetched, stored, resumed)
+        refreshed, stored_late = self._refresh_pending(client)
+        return self._finish(resume, fetched + refreshed, stored + stored_late, resumed)
 
     def _pages(
-        self, client: Any, since: str | None, cursor: str | None
+        self, client: Any, since: str | None, cursor: str | None, **filters: Any
     ) -> Iterator[tuple[Mapping[str, Any], str | None]]:
         """(page, cursor of the page after it or None at the end), from ``cursor`` on."""
         get_page = page_getter(client)
-        base: dict[str, Any] = {"limit": MAX_PAGE_SIZE}
+        base: dict[str, Any] = {"limit": MAX_PAGE_SIZE, **filters}
         if since is not None:
             base["created_after"] = since
         query = {**base, "after": cursor} if cursor else base
@@ -209,11 +223,17 @@ class HistoryStore:
                 return
             query = {**base, "after": following}
 
-    def _save_chunk(self, pages: list[Mapping[str, Any]], stored_ids: set[str], number: int) -> int:
-        """Write the chunk's new settled rows as one segment; collect its pending rows."""
-        frame = frame_from_pages(pages, journal=None)
-        settled = frame[(frame["status"] != "pending") & ~frame["id"].isin(stored_ids)]
+    def _save_rows(self, frame: pd.DataFrame, stored_ids: set[str]) -> int:
+        """Store the new settled rows as one segment; add the pending ones to open-next."""
+        frame = frame[list(STORED_COLUMNS)]
+        # Membership in a Python set, row by row: pandas' isin would copy the growing set into a
+        # list for every chunk (quadratic over a long first sync).
+        keep = (frame["status"] != "pending").to_numpy(copy=True)
+        if stored_ids:
+            keep &= np.array([i not in stored_ids for i in frame["id"].tolist()], dtype=bool)
+        settled = frame[keep]
         if len(settled):
+            number = _next_segment_number(self.segments())
             self._write_frame(self._settled_dir / f"part-{number:06d}.parquet", settled)
             stored_ids.update(settled["id"])
         pending = frame[frame["status"] == "pending"]
@@ -223,26 +243,45 @@ class HistoryStore:
             self._write_frame(self.root / "open-next.parquet", merged)
         return len(settled)
 
+    def _refresh_pending(self, client: Any) -> tuple[int, int]:
+        """The generations pending at the last sync and older than this one's window.
+
+        One list query (``status=pending``) tells which are still pending; each of the others
+        has settled and is fetched once by id. Returns (rows fetched, rows stored).
+        """
+        old = self._read([self.root / "open.parquet"])
+        seen = self._read([self.root / "open-next.parquet"])["id"]
+        old = old[~old["id"].isin(seen)]
+        if len(old):  # settled and stored by a sync that died before renaming its state
+            old = old[~old["id"].isin(self._stored_ids(only=set(old["id"])))]
+        if old.empty:
+            return 0, 0
+        since = (old["created_at"].min() - pd.Timedelta(milliseconds=1)).isoformat()
+        still: set[str] = set()
+        for page, _ in self._pages(client, since, None, status="pending"):
+            still.update(g.get("id") for g in page.get("data") or [])
+        moved = [client.generations.get(i).to_dict() for i in old["id"] if i not in still]
+        kept = old[old["id"].isin(still)]
+        settled = frame_from_generations(moved)[list(STORED_COLUMNS)]
+        stored = self._save_rows(concat_history([kept, settled]), set())
+        return len(still) + len(moved), stored
+
     def _finish(
-        self,
-        state: Mapping[str, Any],
-        resume: Mapping[str, Any],
-        fetched: int,
-        stored: int,
-        resumed: bool,
+        self, resume: Mapping[str, Any], fetched: int, stored: int, resumed: bool
     ) -> SyncResult:
-        # The sync's window began just before the oldest generation pending last time, so what
-        # it saw pending is now the whole of what is pending.
+        # What this sync saw pending (new and old) is now the whole of what is pending.
         next_open = self.root / "open-next.parquet"
         if next_open.exists():
             os.replace(next_open, self.root / "open.parquet")
         else:
             _discard(self.root / "open.parquet")
-        pending = self._read([self.root / "open.parquet"])
-        pending = pending[pending["status"] == "pending"]
-        since = _next_since(pending, resume)
+        pending = len(self._read([self.root / "open.parquet"]))
+        head = resume.get("head")
+        if head is not None:  # created_after is strictly after: step back, de-duplicate by id
+            head = (pd.Timestamp(head) - pd.Timedelta(milliseconds=1)).isoformat()
+        since = head if head is not None else resume.get("since")
         self._write_state({"since": since, "resume": None, "synced": True})
-        return SyncResult(fetched=fetched, stored=stored, pending=len(pending), resumed=resumed)
+        return SyncResult(fetched=fetched, stored=stored, pending=pending, resumed=resumed)
 
     def _reset_files(self) -> None:
         shutil.rmtree(self._settled_dir, ignore_errors=True)
@@ -262,14 +301,17 @@ class HistoryStore:
         """Every stored generation (settled, then those pending at the last sync), newest first.
 
         Columns are the service's (``mediagen.history.HISTORY_COLUMNS`` minus the journal's).
+        Segments are written newest first within a sync and later syncs hold newer rows, so
+        reading them newest segment first leaves a nearly sorted frame for the stable sort.
         """
-        settled = self._read(self.segments())
+        settled = self._read(self.segments()[::-1])
         pending = self._read([self.root / "open.parquet"])
-        pending = pending[~pending["id"].isin(settled["id"])]
-        merged = concat_history([settled, pending]) if len(pending) else settled
-        merged = merged.drop_duplicates("id", keep="first")
-        merged = merged.sort_values(["created_at", "id"], ascending=False, kind="stable")
-        return merged.reset_index(drop=True)
+        if len(pending):  # a row settled and stored by a sync that died before its state
+            known = set(settled.loc[settled["id"].isin(pending["id"]), "id"])
+            pending = pending[~pending["id"].isin(known)]
+            settled = concat_history([pending, settled])
+        ordered = settled.sort_values("created_at", ascending=False, kind="stable")
+        return ordered.reset_index(drop=True)
 
     def files(self) -> list[Path]:
         """Every Parquet file the store reads (for DuckDB, Polars, pyarrow ...)."""
@@ -304,15 +346,6 @@ class HistoryStore:
             return con.sql(query).df()
         finally:
             con.close()
-
-
-def _next_since(pending: pd.DataFrame, resume: Mapping[str, Any]) -> str | None:
-    """Where the next sync starts: just before the oldest pending generation, else the newest."""
-    if len(pending):
-        oldest = pending["created_at"].min() - pd.Timedelta(milliseconds=1)
-        return oldest.isoformat()
-    head = resume.get("head")
-    return head if head is not None else resume.get("since")
 
 
 def _segment_number(path: Path) -> int:
@@ -374,7 +407,10 @@ def stored_frame(
         store.clear()
     if sync:
         store.sync(client, on_page=on_page)
-    frame = _filtered(store.frame(), _filter_params(filters))
+    frame = store.frame()
+    params = _filter_params(filters)
+    if params:
+        frame = _filtered(frame, params)
     if journal is _USE_CLIENT_JOURNAL:
         journal = getattr(client, "journal", None)
     return join_journal(frame, journal)

@@ -142,6 +142,12 @@ class HistoryStore:
         table = pa.concat_tables(tables, promote_options="permissive")
         return _schema.apply_history_dtypes(table.to_pandas())
 
+    def _all_ids(self) -> set[str]:
+        ids: set[str] = set()
+        for path in self.segments():
+            ids.update(pq.read_table(path, columns=["id"]).column("id").to_pylist())
+        return ids
+
     def _stored_ids(self, since: str | None = None, only: set[str] | None = None) -> set[str]:
         """Ids of stored rows a sync from ``since`` can meet again, or of those among ``only``
         (Parquet statistics skip the rest, so this stays small however long the history is)."""
@@ -186,7 +192,12 @@ class HistoryStore:
         if resume is None:
             resume = {"since": state.get("since"), "cursor": None, "head": None}
             _discard(self.root / "open-next.parquet")
-        stored_ids = self._stored_ids(since=resume["since"])
+        # Rows this sync can meet again: those after its start, or (a first sync resumed) all
+        # it stored before it was interrupted.
+        if resume["since"] is None and resumed:
+            stored_ids = self._all_ids()
+        else:
+            stored_ids = self._stored_ids(since=resume["since"])
         fetched = stored = 0
         chunk: list[Mapping[str, Any]] = []
         for page, cursor in self._pages(client, resume["since"], resume["cursor"]):

@@ -1,9 +1,17 @@
-"""History benchmark: ``to_dataframe`` of 100k generations against httpx + pd.json_normalize.
+"""History benchmark: fetching, storing and querying N generations (100k by default).
 
 Prints, for N generations served by the sandbox over loopback (seeded through the admin seed
-endpoint), the time and the peak memory of ``client.generations.to_dataframe()`` as ratios to a
-plain loop over the same pages: ``httpx.Client.get`` at the largest page size, ``.json()``,
-collect the items, one ``pd.json_normalize`` at the end. Goals: time <= 1.0, memory <= 1.5.
+endpoint), as ratios measured in the same run:
+
+- ``to_dataframe(store=False)`` (a full fetch) against a plain loop over the same pages
+  (``httpx.Client.get`` at the largest page size, ``.json()``, one ``pd.json_normalize`` at the
+  end): time (goal <= 1.0) and peak memory (goal <= 1.5);
+- a first ``to_dataframe()`` into an empty history store against the same plain loop
+  (goal <= 0.8);
+- reopening a synced store after 100 new generations (``to_dataframe()``: sync + read) against
+  the full fetch (goal <= 0.05);
+- spend by model by day: peak memory of DuckDB SQL over the store against building today's
+  full DataFrame and grouping it (goal <= 0.25).
 
 Each measurement runs in a fresh child process (so one run's heap cannot flatter the next);
 memory is the child's peak RSS (``ru_maxrss``) minus its RSS after the imports, which counts
@@ -25,6 +33,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 
@@ -58,13 +67,49 @@ def _baseline(base_url: str, api_key: str) -> int:
     return len(frame)
 
 
+SPEND_SQL = (
+    "SELECT model, date_trunc('day', created_at) AS day, sum(credits_charged) AS spent "
+    "FROM generations GROUP BY ALL"
+)
+
+
+def _client(base_url: str, api_key: str):
+    import mediagen
+
+    return mediagen.Client(api_key=api_key, base_url=base_url, cache_dir=os.environ["BENCH_CACHE"])
+
+
+def _first_sync(base_url: str, api_key: str) -> int:
+    with _client(base_url, api_key) as client:
+        return len(client.generations.to_dataframe(rebuild=True))
+
+
+def _reopen(base_url: str, api_key: str) -> int:
+    with _client(base_url, api_key) as client:
+        return len(client.generations.to_dataframe())
+
+
+def _frame_spend(base_url: str, api_key: str) -> int:
+    with _client(base_url, api_key) as client:
+        frame = client.generations.to_dataframe(store=False)
+        day = frame["created_at"].dt.floor("D")
+        return len(frame.groupby([frame["model"], day], observed=True)["credits_charged"].sum())
+
+
+def _sql_spend(base_url: str, api_key: str) -> int:
+    from mediagen.history import sql
+
+    with _client(base_url, api_key) as client:
+        return len(sql(SPEND_SQL, client, sync=False))
+
+
 def _history(base_url: str, api_key: str) -> int:
     import mediagen
 
     client_class = getattr(mediagen, "Client", None)
     if client_class is not None:
         with client_class(api_key=api_key, base_url=base_url) as client:
-            return len(client.generations.to_dataframe())
+            return len(client.generations.to_dataframe(store=False))
     # Before the client exists: the same reduction over a raw httpx page source.
     import httpx
 
@@ -84,7 +129,8 @@ def _history(base_url: str, api_key: str) -> int:
 
 def child(mode: str, base_url: str) -> None:
     """Run one measurement and print it as JSON (the parent parses the last line)."""
-    import httpx  # noqa: F401  imports are not part of what is measured
+    import duckdb  # noqa: F401  imports are not part of what is measured
+    import httpx  # noqa: F401
     import pandas  # noqa: F401
     import pyarrow  # noqa: F401
 
@@ -95,14 +141,24 @@ def child(mode: str, base_url: str) -> None:
     api_key = os.environ["MEDIAGEN_API_KEY"]
     before = _rss_bytes()
     start = time.perf_counter()
-    rows = (_history if mode == "history" else _baseline)(base_url, api_key)
+    rows = MODES[mode](base_url, api_key)
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
     print(json.dumps({"mode": mode, "rows": rows, "seconds": seconds, "peak": peak - before}))
 
 
-def _measure(mode: str, base_url: str, api_key: str) -> dict:
-    env = {**os.environ, "MEDIAGEN_API_KEY": api_key}
+MODES = {
+    "baseline": _baseline,
+    "history": _history,
+    "first_sync": _first_sync,
+    "reopen": _reopen,
+    "frame_spend": _frame_spend,
+    "sql_spend": _sql_spend,
+}
+
+
+def _measure(mode: str, base_url: str, api_key: str, cache: str = "") -> dict:
+    env = {**os.environ, "MEDIAGEN_API_KEY": api_key, "BENCH_CACHE": cache}
     out = subprocess.run(
         [sys.executable, __file__, "--child", mode, "--base-url", base_url],
         env=env,
@@ -124,9 +180,30 @@ def seeded_sandbox(n: int) -> Iterator[tuple[str, str]]:
         tenant = sandbox.admin.create_tenant(balance=10**9)
         sandbox.admin.configure(rate_limit_per_minute=10**9)
         started = time.perf_counter()
-        sandbox.admin.seed_generations(tenant.member_id, n)
+        # A settled history, as a real one is but for its newest jobs (a seeded pending row
+        # would stay pending forever).
+        sandbox.admin.seed_generations(
+            tenant.member_id, n, completed_fraction=0.9, failed_fraction=0.1
+        )
         print(f"seeded {n} generations in {time.perf_counter() - started:.1f} s")
-        yield sandbox.base_url, tenant.api_key
+
+        def add(count: int) -> None:
+            sandbox.admin.seed_generations(
+                tenant.member_id,
+                count,
+                start=_now_iso(),
+                interval_seconds=0.001,
+                completed_fraction=0.9,
+                failed_fraction=0.1,
+            )
+
+        yield sandbox.base_url, tenant.api_key, add
+
+
+def _now_iso() -> str:
+    import datetime as dt
+
+    return dt.datetime.now(dt.timezone.utc).isoformat()
 
 
 def main() -> None:
@@ -134,31 +211,61 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=100_000, help="generations to seed")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--base-url", help="use this running server (key in MEDIAGEN_API_KEY)")
-    parser.add_argument("--child", choices=["history", "baseline"], help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=sorted(MODES), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args.child, args.base_url)
         return
 
     if args.base_url:
-        server = contextlib.nullcontext((args.base_url, os.environ["MEDIAGEN_API_KEY"]))
+        server = contextlib.nullcontext((args.base_url, os.environ["MEDIAGEN_API_KEY"], None))
     else:
         server = seeded_sandbox(args.n)
-    with server as (base_url, api_key):
-        runs: dict[str, list[dict]] = {"baseline": [], "history": []}
-        for _ in range(args.repeats):
-            for mode in ("baseline", "history"):
-                runs[mode].append(_measure(mode, base_url, api_key))
-    rows = {run["rows"] for mode in runs for run in runs[mode]}
+    with server as (base_url, api_key, add), tempfile.TemporaryDirectory() as tmp:
+        runs: dict[str, list[dict]] = {m: [] for m in MODES}
+        for i in range(args.repeats):
+            for mode in ("baseline", "history", "first_sync"):
+                runs[mode].append(_measure(mode, base_url, api_key, f"{tmp}/first-{i}"))
+        if add is not None:
+            kept = f"{tmp}/kept"
+            _measure("first_sync", base_url, api_key, kept)
+            for _ in range(args.repeats):
+                add(100)
+                runs["reopen"].append(_measure("reopen", base_url, api_key, kept))
+            for _ in range(args.repeats):
+                runs["frame_spend"].append(_measure("frame_spend", base_url, api_key, kept))
+                runs["sql_spend"].append(_measure("sql_spend", base_url, api_key, kept))
+    _report(runs, args.repeats)
+
+
+def _report(runs: dict[str, list[dict]], repeats: int) -> None:
+    runs = {m: r for m, r in runs.items() if r}
     seconds = {m: statistics.median(r["seconds"] for r in runs[m]) for m in runs}
     peak = {m: statistics.median(r["peak"] for r in runs[m]) for m in runs}
-    print(f"rows per run: {sorted(rows)}; median of {args.repeats} runs each")
-    for mode in ("baseline", "history"):
-        print(f"  {mode:9s} {seconds[mode]:7.2f} s   peak +{peak[mode] / 2**20:7.1f} MiB")
+    rows = sorted({r["rows"] for m in runs for r in runs[m]})
+    print(f"median of {repeats} runs each (rows per run: {rows})")
+    for mode in runs:
+        spread = [r["seconds"] for r in runs[mode]]
+        print(
+            f"  {mode:11s} {seconds[mode]:7.2f} s ({min(spread):.2f}..{max(spread):.2f})"
+            f"   peak +{peak[mode] / 2**20:7.1f} MiB"
+        )
+    ratio = seconds["history"] / seconds["baseline"]
+    memory = peak["history"] / peak["baseline"]
     print(
-        f"to_dataframe / httpx+json_normalize: time {seconds['history'] / seconds['baseline']:.2f}"
-        f" (goal <= 1.0), peak memory {peak['history'] / peak['baseline']:.2f} (goal <= 1.5)"
+        f"full fetch / httpx+json_normalize: time {ratio:.2f} (goal <= 1.0), "
+        f"peak memory {memory:.2f} (goal <= 1.5)"
     )
+    first = seconds["first_sync"] / seconds["baseline"]
+    print(f"first sync into the store / httpx+json_normalize: time {first:.2f} (goal <= 0.8)")
+    if "reopen" in seconds:
+        reopen = seconds["reopen"] / seconds["history"]
+        print(f"reopen synced store + 100 new / full fetch: time {reopen:.3f} (goal <= 0.05)")
+        spend = peak["sql_spend"] / peak["frame_spend"]
+        print(
+            f"spend by model by day, SQL over the store / full DataFrame: peak memory "
+            f"{spend:.2f} (goal <= 0.25)"
+        )
 
 
 if __name__ == "__main__":

@@ -494,10 +494,31 @@ class Generations(_Resource):
             _resume(self._client, wait, config.download if download is None else download)
         )
 
-    def to_dataframe(self, **filters: Any) -> Any:
-        """All matching generations as a pandas DataFrame (``mediagen.history``)."""
-        from mediagen.history import generations_frame
+    def to_dataframe(
+        self,
+        *,
+        status: str | None = None,
+        type: str | None = None,
+        model: str | None = None,
+        created_after: Any = None,
+        sync: bool = True,
+        rebuild: bool = False,
+        store: bool = True,
+    ) -> Any:
+        """All matching generations as a pandas DataFrame, newest first (``mediagen.history``).
 
+        The filters are the list endpoint's: ``status``, ``type``, ``model`` and
+        ``created_after`` (an aware datetime, a date or an ISO string; strictly after).
+
+        By default the rows come from the local history store (``mediagen.history.HistoryStore``,
+        under the client's cache folder): a sync first fetches only what was created since the
+        last one, plus what was still pending. ``sync=False`` answers from the store without
+        asking the service (offline); ``rebuild=True`` forgets the store and fetches everything
+        again; ``store=False`` fetches the matching generations directly and keeps nothing.
+        """
+        from mediagen.history import generations_frame, stored_frame
+
+        filters = {"status": status, "type": type, "model": model, "created_after": created_after}
         with _progress_hook.task("Fetching history", "page") as bar:
             on_page = None
             if bar is not None:
@@ -507,7 +528,10 @@ class Generations(_Resource):
                     rows[0] += len(page.get("data") or [])
                     bar.advance(message=f"{rows[0]} generations")
 
-            return generations_frame(self._client._sync_twin(), on_page=on_page, **filters)
+            client = self._client._sync_twin()
+            if not store:
+                return generations_frame(client, on_page=on_page, **filters)
+            return stored_frame(client, sync=sync, rebuild=rebuild, on_page=on_page, **filters)
 
 
 # --- models, credits, uploads -------------------------------------------------------------

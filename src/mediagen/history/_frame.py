@@ -125,15 +125,40 @@ def _to_frame(cols: _Columns, journal: Any) -> pd.DataFrame:
         "height": pd.array(cols.height, dtype="Int64"),
         "idempotency_key": _text(cols.idempotency_key),
     }
-    data["journaled"] = np.array(joined.pop("journaled"), dtype=bool)
+    data.update(_journal_data(joined, len(cols.id)))
+    return pd.DataFrame(data)
+
+
+def _journal_data(joined: dict[str, list[Any]], n_rows: int) -> dict[str, Any]:
+    """The journal's columns of the frame, from ``journal_columns`` (consumed)."""
+    data: dict[str, Any] = {"journaled": np.array(joined.pop("journaled"), dtype=bool)}
     for column, kind in _schema.JOURNAL_COLUMNS.items():
         if column == "journaled":
             continue
         values = joined.pop(column, None)
-        data[column] = _build(values, column, kind, len(cols.id))
+        data[column] = _build(values, column, kind, n_rows)
     for column in sorted(joined):  # refs_<field> reference counts
         data[column] = pd.array(joined[column], dtype="Int64")
-    return pd.DataFrame(data)
+    return data
+
+
+def join_journal(frame: pd.DataFrame, journal: Any) -> pd.DataFrame:
+    """``frame``'s service columns with the request journal's joined anew.
+
+    The history store keeps only what the service said (it never changes); the journal is
+    local and can grow, so it is joined each time a stored frame is read.
+    """
+    api = frame[[c for c in _schema.API_COLUMNS if c in frame.columns]].copy()
+    keys = [None if pd.isna(k) else k for k in api["idempotency_key"].tolist()]
+    joined = journal_columns(journal, api["id"].tolist(), keys)
+    journal_mode = joined.pop("mode", None)
+    if journal_mode is not None:
+        fill = pd.Series(journal_mode, index=api.index, dtype=object)
+        mode = api["mode"].astype(object).where(api["mode"].notna(), fill)
+        api["mode"] = _schema.categorical(mode.tolist(), "mode")
+    for column, values in _journal_data(joined, len(api)).items():
+        api[column] = values
+    return api
 
 
 def _build(values: list[Any] | None, column: str, kind: str, n_rows: int) -> Any:

@@ -1,0 +1,457 @@
+"""A local history store: settled generations kept as Parquet, synced incrementally.
+
+Why: completed and failed generations never change (the spec), so fetching them again for every
+question is waste. The store keeps them on disk per service and key owner; a sync asks the list
+endpoint only for what was created since the last one (plus what was still pending then).
+
+Layout under the store's folder::
+
+    settled/part-<n>.parquet   settled generations, one file per sync chunk, never rewritten
+    open.parquet               generations still pending at the end of the last sync
+    open-next.parquet          pending ones seen by a sync that has not finished yet
+    state.json                 where the next sync starts (and where an interrupted one resumes)
+
+Crash safety: every file is written under a temporary name and renamed into place (atomic on
+POSIX), and ``state.json`` is renamed last. A sync killed at any point leaves either the old
+state (the next sync fetches those pages again and skips, by id, every row already stored) or
+the new one; a row is never torn, and never stored twice. A long first sync saves its progress
+every ``chunk_pages`` pages with the page cursor, so an interrupted sync resumes where it
+stopped (the spec keeps cursors valid while new generations arrive).
+
+The store holds the service's fields only, never the API key (the folder is named after a hash
+prefix of it); the request journal is joined when the frame is read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from mediagen.history import _schema
+from mediagen.history._fetch import MAX_PAGE_SIZE, page_getter
+from mediagen.history._frame import (
+    _USE_CLIENT_JOURNAL,
+    _filter_params,
+    concat_history,
+    frame_from_generations,
+    frame_from_pages,
+    join_journal,
+)
+
+#: Bumped when the files' layout changes; a store of another version is rebuilt.
+STORE_VERSION = 1
+#: Columns kept on disk: the service's. Journal columns are joined on read (they can change).
+STORED_COLUMNS = tuple(_schema.API_COLUMNS)
+#: The view name ``sql()`` queries.
+VIEW = "generations"
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    """What one sync did: rows fetched, rows newly stored, and how many are still pending."""
+
+    fetched: int
+    stored: int
+    pending: int
+    resumed: bool
+
+
+def default_root(client: Any) -> Path:
+    """``<cache_dir>/history/<host>-<key id>``: one store per service and key owner."""
+    config = client._config
+    digest = hashlib.sha256(str(config.base_url).encode()).hexdigest()[:10]
+    return Path(config.cache_dir) / "history" / f"{digest}-{config.key_fingerprint}"
+
+
+class HistoryStore:
+    """Settled generations on disk, synced from the list endpoint (see the module docstring)."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root).expanduser()
+
+    @classmethod
+    def for_client(cls, client: Any) -> HistoryStore:
+        return cls(default_root(client))
+
+    def __repr__(self) -> str:
+        return f"HistoryStore({str(self.root)!r})"
+
+    # --- files ---------------------------------------------------------------------------
+
+    @property
+    def _settled_dir(self) -> Path:
+        return self.root / "settled"
+
+    def segments(self) -> list[Path]:
+        """The settled Parquet files, oldest first."""
+        if not self._settled_dir.is_dir():
+            return []
+        return sorted(self._settled_dir.glob("part-*.parquet"), key=_segment_number)
+
+    def _state(self) -> dict[str, Any]:
+        try:
+            state = json.loads((self.root / "state.json").read_text())
+        except (FileNotFoundError, ValueError):
+            return {}
+        return state if state.get("version") == STORE_VERSION else {}
+
+    def _write_state(self, state: Mapping[str, Any]) -> None:
+        _atomic_write_bytes(
+            self.root / "state.json",
+            json.dumps({**state, "version": STORE_VERSION}).encode(),
+        )
+
+    def _write_frame(self, path: Path, frame: pd.DataFrame) -> None:
+        table = pa.Table.from_pandas(frame[list(STORED_COLUMNS)], preserve_index=False)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".parquet")
+        os.close(fd)
+        try:
+            # Microseconds (the API's precision) rather than pandas' nanoseconds: DuckDB's
+            # date functions, Spark and older readers take them as ordinary timestamps.
+            pq.write_table(table, tmp, coerce_timestamps="us", allow_truncated_timestamps=True)
+            _fsync_file(tmp)
+            os.replace(tmp, path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+
+    def _read(self, paths: list[Path]) -> pd.DataFrame:
+        """The rows of ``paths`` in that order, as one frame with the history's dtypes.
+
+        One Arrow table and one conversion: cheaper than a frame per file. Parquet keeps
+        pandas dtypes, except a category column with no values (read back as object), so the
+        schema puts every column's dtype back.
+        """
+        tables = [pq.read_table(p) for p in paths if p.exists()]
+        if not tables:
+            return _schema.apply_history_dtypes(pd.DataFrame(columns=list(STORED_COLUMNS)))
+        table = pa.concat_tables(tables, promote_options="permissive")
+        return _schema.apply_history_dtypes(table.to_pandas())
+
+    def _all_ids(self) -> set[str]:
+        ids: set[str] = set()
+        for path in self.segments():
+            ids.update(pq.read_table(path, columns=["id"]).column("id").to_pylist())
+        return ids
+
+    def _stored_ids(self, since: str | None = None, only: set[str] | None = None) -> set[str]:
+        """Ids of stored rows a sync from ``since`` can meet again, or of those among ``only``
+        (Parquet statistics skip the rest, so this stays small however long the history is)."""
+        if since is None and only is None:
+            return set()
+        if only is not None:
+            where = [("id", "in", sorted(only))]
+        else:
+            where = [("created_at", ">", pd.Timestamp(since).tz_convert("UTC"))]
+        ids: set[str] = set()
+        for path in self.segments():
+            table = pq.read_table(path, columns=["id"], filters=where)
+            ids.update(table.column("id").to_pylist())
+        return ids
+
+    def clear(self) -> None:
+        """Forget everything stored here (the next sync fetches the whole history again)."""
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    # --- sync ------------------------------------------------------------------------------
+
+    def sync(
+        self,
+        client: Any,
+        *,
+        chunk_pages: int = 100,
+        on_page: Callable[[Mapping[str, Any]], Any] | None = None,
+    ) -> SyncResult:
+        """Fetch what is new since the last sync (or resume the one that was interrupted).
+
+        Two steps: every generation created after the newest one stored (page by page, saved
+        every ``chunk_pages`` pages), then the ones that were pending last time: one list query
+        for those still pending and a single GET for each that has settled since.
+        """
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._remove_temporaries()
+        state = self._state()
+        if not state:
+            self._reset_files()
+        resume = state.get("resume")
+        resumed = resume is not None
+        if resume is None:
+            resume = {"since": state.get("since"), "cursor": None, "head": None}
+            _discard(self.root / "open-next.parquet")
+        # Rows this sync can meet again: those after its start, or (a first sync resumed) all
+        # it stored before it was interrupted.
+        if resume["since"] is None and resumed:
+            stored_ids = self._all_ids()
+        else:
+            stored_ids = self._stored_ids(since=resume["since"])
+        fetched = stored = 0
+        chunk: list[Mapping[str, Any]] = []
+        for page, cursor in self._pages(client, resume["since"], resume["cursor"]):
+            if on_page is not None:
+                on_page(page)
+            data = page.get("data") or []
+            fetched += len(data)
+            if data and resume["head"] is None:
+                resume["head"] = data[0].get("created_at")
+            chunk.append(page)
+            if len(chunk) >= chunk_pages or cursor is None:
+                stored += self._save_rows(frame_from_pages(chunk, journal=None), stored_ids)
+                chunk = []
+                self._write_state({**state, "resume": {**resume, "cursor": cursor}})
+        refreshed, stored_late = self._refresh_pending(client)
+        return self._finish(resume, fetched + refreshed, stored + stored_late, resumed)
+
+    def _pages(
+        self, client: Any, since: str | None, cursor: str | None, **filters: Any
+    ) -> Iterator[tuple[Mapping[str, Any], str | None]]:
+        """(page, cursor of the page after it or None at the end), from ``cursor`` on."""
+        get_page = page_getter(client)
+        base: dict[str, Any] = {"limit": MAX_PAGE_SIZE, **filters}
+        if since is not None:
+            base["created_after"] = since
+        query = {**base, "after": cursor} if cursor else base
+        while True:
+            page = get_page(query)
+            following = page.get("next_cursor")
+            if page.get("has_more") is False:
+                following = None
+            yield page, following or None
+            if not following:
+                return
+            query = {**base, "after": following}
+
+    def _save_rows(self, frame: pd.DataFrame, stored_ids: set[str]) -> int:
+        """Store the new settled rows as one segment; add the pending ones to open-next."""
+        frame = frame[list(STORED_COLUMNS)]
+        # Membership in a Python set, row by row: pandas' isin would copy the growing set into a
+        # list for every chunk (quadratic over a long first sync).
+        keep = (frame["status"] != "pending").to_numpy(copy=True)
+        if stored_ids:
+            keep &= np.array([i not in stored_ids for i in frame["id"].tolist()], dtype=bool)
+        settled = frame[keep]
+        if len(settled):
+            number = _next_segment_number(self.segments())
+            self._write_frame(self._settled_dir / f"part-{number:06d}.parquet", settled)
+            stored_ids.update(settled["id"])
+        pending = frame[frame["status"] == "pending"]
+        if len(pending):
+            seen = self._read([self.root / "open-next.parquet"])
+            merged = concat_history([seen, pending]).drop_duplicates("id", keep="last")
+            self._write_frame(self.root / "open-next.parquet", merged)
+        return len(settled)
+
+    def _refresh_pending(self, client: Any) -> tuple[int, int]:
+        """The generations pending at the last sync and older than this one's window.
+
+        One list query (``status=pending``) tells which are still pending; each of the others
+        has settled and is fetched once by id. Returns (rows fetched, rows stored).
+        """
+        old = self._read([self.root / "open.parquet"])
+        seen = self._read([self.root / "open-next.parquet"])["id"]
+        old = old[~old["id"].isin(seen)]
+        if len(old):  # settled and stored by a sync that died before renaming its state
+            old = old[~old["id"].isin(self._stored_ids(only=set(old["id"])))]
+        if old.empty:
+            return 0, 0
+        since = (old["created_at"].min() - pd.Timedelta(milliseconds=1)).isoformat()
+        still: set[str] = set()
+        for page, _ in self._pages(client, since, None, status="pending"):
+            still.update(g.get("id") for g in page.get("data") or [])
+        moved = [client.generations.get(i).to_dict() for i in old["id"] if i not in still]
+        kept = old[old["id"].isin(still)]
+        settled = frame_from_generations(moved)[list(STORED_COLUMNS)]
+        stored = self._save_rows(concat_history([kept, settled]), set())
+        return len(still) + len(moved), stored
+
+    def _finish(
+        self, resume: Mapping[str, Any], fetched: int, stored: int, resumed: bool
+    ) -> SyncResult:
+        # What this sync saw pending (new and old) is now the whole of what is pending.
+        next_open = self.root / "open-next.parquet"
+        if next_open.exists():
+            os.replace(next_open, self.root / "open.parquet")
+        else:
+            _discard(self.root / "open.parquet")
+        pending = len(self._read([self.root / "open.parquet"]))
+        head = resume.get("head")
+        if head is not None:  # created_after is strictly after: step back, de-duplicate by id
+            head = (pd.Timestamp(head) - pd.Timedelta(milliseconds=1)).isoformat()
+        since = head if head is not None else resume.get("since")
+        self._write_state({"since": since, "resume": None, "synced": True})
+        return SyncResult(fetched=fetched, stored=stored, pending=pending, resumed=resumed)
+
+    def _reset_files(self) -> None:
+        shutil.rmtree(self._settled_dir, ignore_errors=True)
+        for name in ("open.parquet", "open-next.parquet"):
+            _discard(self.root / name)
+
+    def _remove_temporaries(self) -> None:
+        """Temporary files a killed sync left behind (never renamed, so never read)."""
+        for folder in (self.root, self._settled_dir):
+            if folder.is_dir():
+                for leftover in folder.glob(".tmp-*"):
+                    _discard(leftover)
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def frame(self) -> pd.DataFrame:
+        """Every stored generation (settled, then those pending at the last sync), newest first.
+
+        Columns are the service's (``mediagen.history.HISTORY_COLUMNS`` minus the journal's).
+        Segments are written newest first within a sync and later syncs hold newer rows, so
+        reading them newest segment first leaves a nearly sorted frame for the stable sort.
+        """
+        settled = self._read(self.segments()[::-1])
+        pending = self._read([self.root / "open.parquet"])
+        if len(pending):  # a row settled and stored by a sync that died before its state
+            known = set(settled.loc[settled["id"].isin(pending["id"]), "id"])
+            pending = pending[~pending["id"].isin(known)]
+            settled = concat_history([pending, settled])
+        ordered = settled.sort_values("created_at", ascending=False, kind="stable")
+        return ordered.reset_index(drop=True)
+
+    def files(self) -> list[Path]:
+        """Every Parquet file the store reads (for DuckDB, Polars, pyarrow ...)."""
+        return [*self.segments(), *[p for p in [self.root / "open.parquet"] if p.exists()]]
+
+    def connect(self) -> Any:
+        """A DuckDB connection with a ``generations`` view over the store (nothing loaded).
+
+        The view de-duplicates by id (a settled row wins over a pending one), so queries see
+        each generation once, even after an interrupted sync.
+        """
+        import duckdb
+
+        con = duckdb.connect()
+        con.register("_empty", pa.Table.from_pandas(self._read([]), preserve_index=False))
+        settled = [str(p) for p in self.segments()]
+        open_file = self.root / "open.parquet"
+        sources = {"_settled": settled, "_open": [str(open_file)] if open_file.exists() else []}
+        for name, files in sources.items():
+            relation = con.read_parquet(files) if files else con.table("_empty")
+            relation.create_view(name)
+        con.execute(
+            "CREATE VIEW generations AS SELECT * FROM _settled UNION ALL BY NAME "
+            "SELECT * FROM _open WHERE id NOT IN (SELECT id FROM _settled)"
+        )
+        return con
+
+    def sql(self, query: str) -> pd.DataFrame:
+        """Run SQL over the store's ``generations`` view with DuckDB; the answer as pandas."""
+        con = self.connect()
+        try:
+            return con.sql(query).df()
+        finally:
+            con.close()
+
+
+def _segment_number(path: Path) -> int:
+    try:
+        return int(path.stem.split("-")[1])
+    except (IndexError, ValueError):
+        return -1
+
+
+def _next_segment_number(segments: list[Path]) -> int:
+    return (_segment_number(segments[-1]) + 1) if segments else 0
+
+
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def _fsync_file(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _discard(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+
+
+def stored_frame(
+    client: Any,
+    *,
+    sync: bool = True,
+    rebuild: bool = False,
+    journal: Any = _USE_CLIENT_JOURNAL,
+    on_page: Callable[[Mapping[str, Any]], Any] | None = None,
+    **filters: Any,
+) -> pd.DataFrame:
+    """The client's history from its local store, synced first (the default), newest first.
+
+    ``sync=False`` reads what is stored without asking the service (offline); ``rebuild=True``
+    forgets the store and fetches everything again. ``filters`` are the list endpoint's
+    (``status``, ``type``, ``model``, ``created_after``), applied to the stored rows.
+    ``journal`` as in ``generations_frame``.
+    """
+    store = HistoryStore.for_client(client)
+    if rebuild:
+        store.clear()
+    if sync:
+        store.sync(client, on_page=on_page)
+    frame = store.frame()
+    params = _filter_params(filters)
+    if params:
+        frame = _filtered(frame, params)
+    if journal is _USE_CLIENT_JOURNAL:
+        journal = getattr(client, "journal", None)
+    return join_journal(frame, journal)
+
+
+def _filtered(frame: pd.DataFrame, params: Mapping[str, Any]) -> pd.DataFrame:
+    keep = pd.Series(True, index=frame.index)
+    for column in ("status", "type", "model"):
+        if column in params:
+            keep &= frame[column].astype(object) == params[column]
+    if "created_after" in params:
+        keep &= frame["created_at"] > pd.Timestamp(params["created_after"]).tz_convert("UTC")
+    return frame[keep].reset_index(drop=True)
+
+
+def sql(query: str, client: Any = None, *, store: HistoryStore | None = None, sync: bool = True):
+    """Answer SQL over the history store's ``generations`` view (DuckDB), as a DataFrame.
+
+    Nothing is loaded into memory but the answer, so this works on histories larger than RAM:
+    ``sql("SELECT model, date_trunc('week', created_at) AS week, sum(credits_charged) ...
+    FROM generations GROUP BY ALL")``. Give ``client`` (synced first unless ``sync=False``)
+    or a ``store``. Columns: those of ``mediagen.history.HISTORY_COLUMNS`` that come from the
+    service (id, type, status, model, mode, prompt, created_at, completed_at, latency_s,
+    credits_charged, error_code, error_message, n_outputs, output_seconds, width, height,
+    idempotency_key).
+    """
+    if store is None:
+        if client is None:
+            raise TypeError("sql() needs a client (to find and sync its store) or a store")
+        store = HistoryStore.for_client(client)
+        if sync:
+            store.sync(client)
+    return store.sql(query)

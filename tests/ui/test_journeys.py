@@ -159,6 +159,19 @@ def test_keyboard_kind_filters_forms_and_fast_edits(lab, journey, axe_js):
     assert focused(page) == "INPUT:Search models"
     picker.get_by_role("radio", name="All").click()
 
+    # typing, then choosing in a dropdown at once: both reach the kernel
+    pick(studio, "Audio", "voxa-tts")
+    form = studio.locator(".mg-form")
+    text = form.get_by_role("textbox", name="Text", exact=True)
+    text.fill("")
+    text.press_sequentially("Every word counts")
+    form.get_by_role("combobox", name="Model size", exact=True).select_option(label="large")
+    expect(studio.locator(".mg-estimate-figures")).not_to_have_class("mg-stale")
+    expect(studio.get_by_role("button", name="Submit")).to_be_enabled()
+    request = kernel_json(journey, "studio.form.request")
+    assert request["text"] == "Every word counts"
+    assert request["model_size"] == "large"
+
     # Pixel Pro: one Size question (presets as its second group); help text on the page
     pick(studio, "Image", "pixel-pro")
     form = studio.locator(".mg-form")
@@ -182,17 +195,6 @@ def test_keyboard_kind_filters_forms_and_fast_edits(lab, journey, axe_js):
     expect(form.get_by_role("textbox", name="Voice embedding id")).to_be_hidden()
     advanced.locator("summary").click()
     expect(form.get_by_role("textbox", name="Voice embedding id")).to_be_visible()
-
-    # typing, then choosing in a dropdown at once: both reach the kernel
-    text = form.get_by_role("textbox", name="Text", exact=True)
-    text.fill("")
-    text.press_sequentially("Every word counts")
-    form.get_by_role("combobox", name="Model size", exact=True).select_option(label="large")
-    expect(studio.locator(".mg-estimate-figures")).not_to_have_class("mg-stale")
-    expect(studio.get_by_role("button", name="Submit")).to_be_enabled()
-    request = kernel_json(journey, "studio.form.request")
-    assert request["text"] == "Every word counts"
-    assert request["model_size"] == "large"
 
     violations = axe_violations(page, axe_js, studio)
     assert violations == [], violations

@@ -14,12 +14,14 @@ notebook's text), so a balance set here cannot disturb another test.
 from __future__ import annotations
 
 import contextlib
+import re
 import shutil
 import subprocess
 import tarfile
 from pathlib import Path
 
 import pytest
+from media_files import make_png
 from playwright.sync_api import expect
 from test_studio import JOB_TIMEOUT, kernel_json, pick, submit_when_priced
 
@@ -134,7 +136,7 @@ def focus_ring_visible(element) -> bool:
     return True
 
 
-def test_keyboard_kind_filters_forms_and_fast_edits(lab, journey, axe_js):
+def test_keyboard_kind_filters_forms_and_fast_edits(lab, journey, axe_js, tmp_path):
     page, studio = lab.page, journey.output(0)
     picker = studio.locator(".mg-picker")
     chips = picker.get_by_role("radio")
@@ -158,6 +160,9 @@ def test_keyboard_kind_filters_forms_and_fast_edits(lab, journey, axe_js):
     page.keyboard.press("Tab")  # out of the group in one step
     assert focused(page) == "INPUT:Search models"
     picker.get_by_role("radio", name="All").click()
+    picker.get_by_role("searchbox", name="Search models").fill("speech")
+    expect(picker.get_by_role("option")).to_have_count(1)
+    picker.get_by_role("searchbox", name="Search models").fill("")
 
     # typing, then choosing in a dropdown at once: both reach the kernel
     pick(studio, "Audio", "voxa-tts")
@@ -171,6 +176,18 @@ def test_keyboard_kind_filters_forms_and_fast_edits(lab, journey, axe_js):
     request = kernel_json(journey, "studio.form.request")
     assert request["text"] == "Every word counts"
     assert request["model_size"] == "large"
+
+    # Upload…: a local file becomes a reference input of the form
+    pick(studio, "Image", "pixel-1")
+    references = form.locator("[data-field=reference_images]")
+    with page.expect_file_chooser() as chooser:
+        references.get_by_role("button", name="Upload…").click()
+    chooser.value.set_files(make_png(tmp_path / "mine.png", width=64, height=48))
+    expect(references.locator("option:checked")).to_have_text(
+        "mine.png (uploaded)", timeout=JOB_TIMEOUT
+    )
+    request = kernel_json(journey, "studio.form.request")
+    assert re.fullmatch(r"asset_\w+", request["reference_images"][0])
 
     # Pixel Pro: one Size question (presets as its second group); help text on the page
     pick(studio, "Image", "pixel-pro")

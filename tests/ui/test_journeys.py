@@ -96,6 +96,19 @@ def assert_clean(notebook, allowed_banners: tuple[str, ...] = ()) -> None:
     assert banners == [], f"error banners: {banners}"
 
 
+def kernel_until(notebook, expression: str, check, attempts: int = 20):
+    """``expression`` in the kernel once ``check(value)`` holds (each try is a new cell).
+
+    An edit sent from the page reaches the kernel as a widget message that ipywidgets may hold
+    back while an earlier one is unanswered, so a cell run right after a click can come first.
+    """
+    for _ in range(attempts):
+        value = kernel_json(notebook, expression)
+        if check(value):
+            return value
+    raise AssertionError(f"the kernel never got there: {expression} = {value!r}")
+
+
 def axe_violations(page, axe_js: Path, element) -> list[str]:
     """axe-core's violations inside ``element`` (its id, impact and the offending nodes)."""
     if not page.evaluate("() => Boolean(window.axe)"):
@@ -173,9 +186,8 @@ def test_keyboard_kind_filters_forms_and_fast_edits(lab, journey, axe_js, tmp_pa
     form.get_by_role("combobox", name="Model size", exact=True).select_option(label="large")
     expect(studio.locator(".mg-estimate-figures")).not_to_have_class("mg-stale")
     expect(studio.get_by_role("button", name="Submit")).to_be_enabled()
-    request = kernel_json(journey, "studio.form.request")
+    request = kernel_until(journey, "studio.form.request", lambda r: r.get("model_size") == "large")
     assert request["text"] == "Every word counts"
-    assert request["model_size"] == "large"
 
     # Upload…: a local file becomes a reference input of the form
     pick(studio, "Image", "pixel-1")
@@ -186,7 +198,7 @@ def test_keyboard_kind_filters_forms_and_fast_edits(lab, journey, axe_js, tmp_pa
     expect(references.locator("option:checked")).to_have_text(
         "mine.png (uploaded)", timeout=JOB_TIMEOUT
     )
-    request = kernel_json(journey, "studio.form.request")
+    request = kernel_until(journey, "studio.form.request", lambda r: "reference_images" in r)
     assert re.fullmatch(r"asset_\w+", request["reference_images"][0])
 
     # Pixel Pro: one Size question (presets as its second group); help text on the page
@@ -199,7 +211,7 @@ def test_keyboard_kind_filters_forms_and_fast_edits(lab, journey, axe_js, tmp_pa
     expect(form.locator("[data-field=prompt] .mg-field-help")).to_have_text("Text prompt.")
     size.select_option(label="landscape_16_9")
     expect(studio.locator(".mg-estimate-figures")).not_to_have_class("mg-stale")
-    request = kernel_json(journey, "studio.form.request")
+    request = kernel_until(journey, "studio.form.request", lambda r: "image_size" in r)
     assert request["image_size"] == "landscape_16_9"
     assert "size" not in request
 
@@ -224,7 +236,7 @@ def test_make_save_download_and_chain_an_image(lab, journey, axe_js):
     prompt = form.get_by_role("textbox", name="Prompt", exact=True)
     prompt.fill("A lighthouse at dusk, my words")
     prompt.press("Tab")  # leaving the field sends it at once
-    assert kernel_json(journey, "studio.form.values['prompt']") == "A lighthouse at dusk, my words"
+    kernel_until(journey, "studio.form.values['prompt']", lambda p: p.endswith("my words"))
     submit = studio.get_by_role("button", name="Submit")
     submit_when_priced(studio)
     card = studio.locator(".mg-job").first
@@ -270,7 +282,7 @@ def test_make_save_download_and_chain_an_image(lab, journey, axe_js):
     expect(first_frame).to_have_value(asset)
     expect(prompt).to_have_value("A lighthouse at dusk, my words")
     expect(studio.locator(".mg-estimate-figures")).not_to_have_class("mg-stale")
-    request = kernel_json(journey, "studio.form.request")
+    request = kernel_until(journey, "studio.form.request", lambda r: "first_frame" in r)
     assert request["first_frame"] == asset
     assert request["prompt"] == "A lighthouse at dusk, my words"
 

@@ -176,7 +176,7 @@ function render({ model, el, experimental }) {
             help ? h("div", { class: "mg-field-help", id: `${built.input.id}-help` }, help) : null, issue));
         entry = { key, wrap, issue, spec, ...built };
         controls.set(spec.name, entry);
-        if (!(spec.name in pending)) entry.write(values[spec.name], values);
+        entry.write(spec.name in pending ? pending[spec.name] : values[spec.name], values); // unsent text stays
       }
       (spec.advanced ? more : main).push(entry.wrap);
     }

@@ -30,9 +30,9 @@ function render({ model, el, experimental }) {
     clearTimeout(timer);
     timer = null;
     if (!Object.keys(pending).length) return;
-    model.set("values", { ...model.get("values"), ...pending });
+    // only the edited fields: the kernel may have changed others meanwhile (a reference)
+    model.send({ action: "edit", values: { ...pending } });
     for (const name of Object.keys(pending)) delete pending[name];
-    model.save_changes();
   };
   const setValues = (changes, { debounce = false } = {}) => {
     Object.assign(pending, changes);

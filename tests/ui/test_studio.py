@@ -149,7 +149,9 @@ def test_studio_makes_an_image_audio_and_a_chained_video_that_play(lab, tmp_path
     first_frame.wait_for()
     expect(first_frame).to_have_value("asset_example_image")  # the example's sample image
     image_card.get_by_role("button", name="Use output 1 as reference").click()
-    expect(image_card.locator(".mg-job-notice")).to_have_text("Output 1 is now a reference input.")
+    expect(image_card.locator(".mg-job-notice")).to_have_text(
+        "Output 1 is now a reference input. It fills First frame of Vidra 2."
+    )
     expect(first_frame).to_have_value(re.compile(r"^asset_(?!example)"), timeout=10_000)
     form.get_by_role("combobox", name="Duration seconds", exact=True).select_option(label="10")
     submit_when_priced(studio, billed="10 s")

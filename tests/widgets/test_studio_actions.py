@@ -86,17 +86,25 @@ def test_a_reference_fills_the_next_model_and_typed_text_survives_switches(make_
     assert after_reset["tier"] == "720p"
 
 
-def test_use_as_reference_on_a_form_that_takes_the_image_says_which_input(make_service, tenant):
+def test_use_as_reference_says_which_input_and_a_later_page_edit_keeps_it(make_service, tenant):
     service = make_service(tenant)
 
     async def scenario():
         studio, card = await finished_image(service)
         studio.picker.value = "vidra-2"
         studio.form.mode = "image_to_video"
-        card.use_as_reference(0)
+        card.use_as_reference(0)  # the kernel sets First frame...
+        said = card.notice
+        # ...while the page, which has not seen that yet, sends the prompt the user typed
+        studio.form._on_view_message(
+            studio.form, {"action": "edit", "values": {"prompt": "typed", "gone": 1}}, []
+        )
         await service.aclose()
-        return studio, card
+        return studio, card, said
 
-    studio, card = run(scenario())
+    studio, card, said = run(scenario())
+    assert said == "Output 1 is now a reference input. It fills First frame of Vidra 2."
     assert studio.form.values["first_frame"] == card.items[0]["asset_id"]
-    assert card.notice == "Output 1 is now a reference input. It fills First frame of Vidra 2."
+    assert studio.form.values["prompt"] == "typed"
+    assert "gone" not in studio.form.values, "a field this form does not have is ignored"
+    assert studio.form.error == ""

@@ -57,9 +57,23 @@ class RequestForm(MediagenWidget):
             self.load(entry)
 
     def _on_view_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if isinstance(content, dict) and content.get("action") == "reset":
+        if not isinstance(content, dict):
+            return
+        if content.get("action") == "reset":
             with self.reporting("Reset"):
                 self.reset()
+        elif content.get("action") == "edit" and isinstance(content.get("values"), dict):
+            with self.reporting("Form"):
+                self.edit(content["values"])
+
+    def edit(self, changes: Mapping[str, Any]) -> None:
+        """The user's edits of some fields (the view sends only what changed, so a value the
+        kernel set meanwhile, such as a reference just chosen, is never overwritten by the
+        view's older copy). Fields this form no longer has are ignored."""
+        known = {f["name"] for f in self.fields}
+        kept = {name: value for name, value in changes.items() if name in known}
+        if kept:
+            self.values = {**self.values, **kept}
 
     # -- loading ---------------------------------------------------------------------------
 

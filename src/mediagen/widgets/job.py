@@ -146,7 +146,12 @@ class JobCard(StaticFallback, MediaSource, MediagenWidget):
             self.register_media(item)
             items.append(item)
         self.items = [
-            {**item.describe(), "asset_id": field(output, "asset_id"), "filename": item.path.name}
+            {
+                **item.describe(),
+                "asset_id": field(output, "asset_id"),
+                # the name Save gives the file, so a download is called the same
+                "filename": Path(field(output, "filename") or item.path.name).name,
+            }
             for item, output in zip(items, self.outputs, strict=True)
         ]
 

@@ -10,11 +10,18 @@ function render({ model, el }) {
   el.append(h("div", { class: "mg-root mg-card mg-stack mg-estimate" },
     h("div", { class: "mg-title" }, "Estimate"), state, figures, h("div", { class: "mg-row" }, button, reason), banner));
 
+  // Blocked, the button is aria-disabled rather than disabled: a disabled button drops the
+  // keyboard focus to the page, and the next Tab would start again from the top.
   let clicked = false; // until the kernel answers, a second click does nothing
+  let blocked = true;
+  const setBlocked = (value) => {
+    blocked = value;
+    button.setAttribute("aria-disabled", value ? "true" : "false");
+  };
   button.addEventListener("click", () => {
-    if (clicked || button.disabled) return;
+    if (clicked || blocked) return;
     clicked = true;
-    button.disabled = true;
+    setBlocked(true);
     model.set("click", (crypto.randomUUID && crypto.randomUUID()) || `${Date.now()}-${Math.random()}`);
     model.save_changes();
   });
@@ -43,7 +50,7 @@ function render({ model, el }) {
     const submitting = model.get("submitting");
     reason.textContent = why;
     clicked = submitting;
-    button.disabled = Boolean(why) || submitting;
+    setBlocked(Boolean(why) || submitting);
     button.textContent = submitting ? "Submitting…" : "Submit";
     banner.textContent = model.get("error") || "";
   };

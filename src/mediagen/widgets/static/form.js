@@ -30,9 +30,9 @@ function render({ model, el, experimental }) {
     clearTimeout(timer);
     timer = null;
     if (!Object.keys(pending).length) return;
-    model.set("values", { ...model.get("values"), ...pending });
+    // only the edited fields: the kernel may have changed others meanwhile (a reference)
+    model.send({ action: "edit", values: { ...pending } });
     for (const name of Object.keys(pending)) delete pending[name];
-    model.save_changes();
   };
   const setValues = (changes, { debounce = false } = {}) => {
     Object.assign(pending, changes);
@@ -96,8 +96,9 @@ function render({ model, el, experimental }) {
       }
       case "reference": {
         const picker = h("select", { ...common, multiple: spec.multiple || undefined, size: spec.multiple ? 3 : undefined });
-        const file = h("input", { type: "file", class: "mg-visually-hidden", id: `${id}-file`,
-          accept: spec.media ? `${spec.media}/*` : undefined });
+        // opened by the Upload button (the one Tab stop); labelled for assistive technology
+        const file = h("input", { type: "file", class: "mg-visually-hidden", id: `${id}-file`, tabindex: -1,
+          "aria-label": `File for ${spec.label}`, accept: spec.media ? `${spec.media}/*` : undefined });
         const uploadButton = h("button", { type: "button", class: "mg-button", "aria-controls": id,
           onclick: () => file.click() }, "Upload…");
         const fill = () => {
@@ -153,6 +154,8 @@ function render({ model, el, experimental }) {
   function renderFields() {
     const specs = model.get("fields") || [];
     const values = model.get("values") || {};
+    // a control rebuilt under the user's focus (its choices changed) gets the focus back
+    const focused = [...controls].find(([, e]) => e.wrap.contains(document.activeElement))?.[0];
     const seen = new Set();
     const main = [];
     const more = [];
@@ -173,7 +176,7 @@ function render({ model, el, experimental }) {
             help ? h("div", { class: "mg-field-help", id: `${built.input.id}-help` }, help) : null, issue));
         entry = { key, wrap, issue, spec, ...built };
         controls.set(spec.name, entry);
-        if (!(spec.name in pending)) entry.write(values[spec.name], values);
+        entry.write(spec.name in pending ? pending[spec.name] : values[spec.name], values); // unsent text stays
       }
       (spec.advanced ? more : main).push(entry.wrap);
     }
@@ -182,6 +185,8 @@ function render({ model, el, experimental }) {
     advancedBody.replaceChildren(...more);
     advanced.hidden = !more.length;
     advancedSummary.textContent = `Advanced (${more.length} more)`;
+    const refocus = focused && controls.get(focused);
+    if (refocus && !refocus.wrap.contains(document.activeElement)) refocus.input.focus();
     renderIssues();
   }
 

@@ -15,15 +15,31 @@ function render({ model, el }) {
   el.append(h("div", { class: "mg-root mg-card mg-stack mg-picker" },
     h("div", { class: "mg-title" }, "Model"), kindGroup, search, status, list));
 
+  // A radio group: one Tab stop (the checked chip), arrow keys move and choose. The chips are
+  // made once and updated in place, so the focused one is never replaced under the user.
+  const chips = KINDS.map(([value, label]) => h("button", {
+    type: "button", role: "radio", class: "mg-button mg-chip", dataset: { kind: value },
+    onclick: () => chooseKind(value),
+  }, label));
+  kindGroup.append(...chips);
+  const chooseKind = (value) => { model.set("kind", value); model.save_changes(); renderKinds(); };
+  kindGroup.addEventListener("keydown", (event) => {
+    const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[event.key];
+    const jump = { Home: 0, End: chips.length - 1 }[event.key];
+    if (step === undefined && jump === undefined) return;
+    event.preventDefault();
+    const current = chips.findIndex((chip) => chip.dataset.kind === model.get("kind"));
+    const next = jump ?? (current + step + chips.length) % chips.length;
+    chooseKind(chips[next].dataset.kind);
+    chips[next].focus();
+  });
   const renderKinds = () => {
-    kindGroup.replaceChildren(...KINDS.map(([value, label]) => {
-      const checked = model.get("kind") === value;
-      return h("button", {
-        type: "button", role: "radio", class: "mg-button mg-chip" + (checked ? " mg-chip--on" : ""),
-        "aria-checked": checked ? "true" : "false", dataset: { kind: value },
-        onclick: () => { model.set("kind", value); model.save_changes(); },
-      }, label);
-    }));
+    for (const chip of chips) {
+      const checked = model.get("kind") === chip.dataset.kind;
+      chip.classList.toggle("mg-chip--on", checked);
+      chip.setAttribute("aria-checked", checked ? "true" : "false");
+      chip.tabIndex = checked ? 0 : -1;
+    }
   };
 
   const choose = (id) => { model.set("value", id); model.save_changes(); };

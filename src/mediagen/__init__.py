@@ -15,7 +15,7 @@ from mediagen.client import __all__ as _client_all
 globals().update({name: getattr(_client, name) for name in _client_all if name != "AsyncClient"})
 
 
-__all__ = [*_client_all, "__version__", "studio"]
+__all__ = [*_client_all, "__version__", "spend_dashboard", "studio"]
 
 
 def studio(client=None, **options):
@@ -23,6 +23,14 @@ def studio(client=None, **options):
     from mediagen.widgets import studio as _studio
 
     return _studio(client, **options)
+
+
+def spend_dashboard(client=None, **options):
+    """What was spent, on what, and what failed: filters, a date range, plots and a sortable,
+    searchable table (``mediagen.widgets.spend_dashboard.SpendDashboard``)."""
+    from mediagen.widgets.spend_dashboard import SpendDashboard
+
+    return SpendDashboard(client if client is not None else Client(), **options)  # noqa: F821
 
 
 def load_ipython_extension(ipython):

@@ -78,23 +78,35 @@ def test_spend_by_type_and_status(frame):
 
 
 def test_spend_by_day_week_and_month(frame):
-    daily = h.spend_by_period(frame, "D")
+    daily = h.spend_by_period(frame, "D", tz="UTC")
     assert daily.index.tolist() == [
-        pd.Timestamp("2026-03-30", tz="UTC"),
-        pd.Timestamp("2026-03-31", tz="UTC"),
-        pd.Timestamp("2026-04-01", tz="UTC"),
+        pd.Timestamp("2026-03-30"),
+        pd.Timestamp("2026-03-31"),
+        pd.Timestamp("2026-04-01"),
     ]
     assert daily["credits"].tolist() == [7.3, 0.0, 12.7]
     assert daily["completed"].tolist() == [2, 0, 2]
 
-    weekly = h.spend_by_period(frame, "W", by="model")
-    assert weekly.index.tolist() == [pd.Timestamp("2026-03-30", tz="UTC")]
+    weekly = h.spend_by_period(frame, "W", by="model", tz="UTC")
+    assert weekly.index.tolist() == [pd.Timestamp("2026-03-30")]
     assert weekly.iloc[0].to_dict() == {"pixa": 7.2, "tunesmith": 12.5, "vidra-2": 0.3}
 
-    monthly = h.spend_by_period(frame, "M")
+    monthly = h.spend_by_period(frame, "M", tz="UTC")
     assert monthly["credits"].tolist() == [7.3, 12.7]
     with pytest.raises(ValueError, match="freq"):
         h.spend_by_period(frame, "fortnight")
+
+
+def test_days_are_the_users_local_days_labelled_as_dates(frame):
+    # 2026-03-30 22:00 UTC is already March 31 in Tokyo (+9) and still March 30 in New York
+    tokyo = h.spend_by_period(frame, "D", tz="Asia/Tokyo")
+    assert tokyo.index[0] == pd.Timestamp("2026-03-31")
+    new_york = h.spend_by_period(frame, "D", tz="America/New_York")
+    assert new_york.index[0] == pd.Timestamp("2026-03-30")
+    assert tokyo["credits"].sum() == new_york["credits"].sum() == 20.0
+    assert tokyo.index.tz is None
+    assert "00:00:00" not in repr(tokyo), "labels are dates, not UTC midnights"
+    assert str(tokyo.index[0].date()) == "2026-03-31"
 
 
 def test_failures_and_refunds_by_model(frame):

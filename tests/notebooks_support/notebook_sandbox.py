@@ -26,8 +26,10 @@ from pathlib import Path
 import httpx
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
-#: Every notebook's organization starts like this (deterministic stored outputs).
-TENANT = {"plan": "pro", "balance": 1000.0, "discount_percent": 10.0}
+#: Every notebook's organization starts like this (deterministic stored outputs): as the
+#: ready-made organization of the sandbox that ``mediagen lab`` starts, so a user re-running a
+#: tutorial sees the figures it shows.
+TENANT = {"plan": "pro", "balance": 10_000.0, "discount_percent": 0.0}
 _LINE = re.compile(r"^(MEDIAGEN_[A-Z_]+)=(\S+)$")
 
 

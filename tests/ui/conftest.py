@@ -80,9 +80,15 @@ def _write_json(path: Path, data: dict) -> None:
 
 
 class LabServer:
-    """A JupyterLab server in temporary, isolated Jupyter directories."""
+    """A JupyterLab server in temporary, isolated Jupyter directories.
 
-    def __init__(self, base: Path, env: dict[str, str]) -> None:
+    ``app`` is the module to run: ``jupyterlab``, or ``notebook`` for Jupyter Notebook 7 (the
+    same front-end framework, another shell). ``app_class`` is its configurable's name.
+    """
+
+    def __init__(
+        self, base: Path, env: dict[str, str], app: str = "jupyterlab", app_class: str = "LabApp"
+    ) -> None:
         self.root = base / "root"
         self.root.mkdir()
         self.token = secrets.token_hex(16)
@@ -118,7 +124,7 @@ class LabServer:
             [
                 sys.executable,
                 "-m",
-                "jupyterlab",
+                app,
                 "--no-browser",
                 "--ip=127.0.0.1",
                 f"--port={self.port}",
@@ -126,7 +132,7 @@ class LabServer:
                 f"--ServerApp.root_dir={self.root}",
                 "--allow-root",
                 "--ServerApp.terminals_enabled=False",
-                "--LabApp.expose_app_in_browser=True",
+                f"--{app_class}.expose_app_in_browser=True",
                 f"--LabServerApp.user_settings_dir={settings}",
                 f"--LabServerApp.workspaces_dir={base / 'workspaces'}",
             ],

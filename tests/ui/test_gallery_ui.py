@@ -13,7 +13,16 @@ import shutil
 from pathlib import Path
 
 from playwright.sync_api import expect
-from test_studio import JOB_TIMEOUT, kernel_json, plays, studio_cell, take_screenshot, wait_loaded
+from test_studio import (
+    JOB_TIMEOUT,
+    kernel_json,
+    pick,
+    plays,
+    studio_cell,
+    submit_when_priced,
+    take_screenshot,
+    wait_loaded,
+)
 
 DOCS = Path(__file__).parents[2] / "docs"
 
@@ -109,6 +118,7 @@ def test_gallery_plays_audio_enlarges_images_and_selects_back_into_python(lab, t
     refresh_docs(shot, "gallery.png")
 
     # the dark theme: the studio follows JupyterLab's colours
+    pick(studio, "Image", "pixel-pro")
     set_theme(page, "JupyterLab Dark")
     try:
         background = studio.locator(".mg-gallery").evaluate(
@@ -121,5 +131,18 @@ def test_gallery_plays_audio_enlarges_images_and_selects_back_into_python(lab, t
         refresh_docs(dark, "studio-dark.png")
     finally:
         set_theme(page, "JupyterLab Light")
+
+    # a pending job says how long this model usually takes here (two kites are history)
+    prompt = studio.locator(".mg-form").get_by_role("textbox", name="Prompt", exact=True)
+    prompt.fill("a slow kite [[slow:3]]")
+    page.wait_for_timeout(500)  # the form debounces typing before telling the kernel
+    submit_when_priced(studio)
+    card = studio.locator(".mg-job").first
+    expect(card).to_have_attribute("data-status", "pending")
+    expect(card.locator(".mg-job-elapsed")).to_contain_text("usually ~")
+    expect(card).to_have_attribute("data-status", "completed", timeout=JOB_TIMEOUT)
+    expect(card.locator(".mg-job-elapsed")).not_to_contain_text("usually")
+    expect(cards).to_have_count(5)
+
     errors = [line for line in lab.console if line.startswith("error")]
     assert errors == []

@@ -22,6 +22,13 @@ def _axes(ax: Any, figsize: tuple[float, float] = (7, 3.5)) -> Any:
     return ax
 
 
+def _legend_beside(ax: Any, title: str) -> None:
+    """The legend to the right of the plot, never over the bars."""
+    ax.legend(
+        title=title, fontsize="small", frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1)
+    )
+
+
 def _empty(ax: Any, title: str) -> Any:
     ax.set_title(title)
     ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes, alpha=0.6)
@@ -45,7 +52,7 @@ def plot_spend_over_time(
     ax.set_title(title)
     ax.set_xlabel("")
     ax.set_ylabel("credits")
-    ax.legend(title=by, fontsize="small", frameon=False)
+    _legend_beside(ax, title=by)
     return ax
 
 
@@ -79,5 +86,5 @@ def plot_latency(frame: pd.DataFrame, by: str = "type", bins: int = 30, ax: Any 
     wide.plot.hist(bins=bins, alpha=0.6, ax=ax)
     ax.set_title(title)
     ax.set_xlabel("seconds")
-    ax.legend(title=by, fontsize="small", frameon=False)
+    _legend_beside(ax, title=by)
     return ax

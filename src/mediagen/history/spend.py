@@ -92,28 +92,41 @@ def spend_by_status(frame: pd.DataFrame) -> pd.DataFrame:
     return spend_by(frame, "status")
 
 
-def _period_start(times: pd.Series, freq: str) -> pd.Series:
+def local_timezone() -> Any:
+    """This machine's time zone (daylight saving aware): what "today" means to the user."""
+    from dateutil.tz import tzlocal  # a pandas dependency
+
+    return tzlocal()
+
+
+def _period_start(times: pd.Series, freq: str, tz: Any) -> pd.Series:
+    """The local date (midnight, no time zone) that starts each time's period."""
     unit = _FREQS.get(freq)
     if unit is None:
         raise ValueError(f"freq must be one of {sorted(_FREQS)}, not {freq!r}")
-    day = times.dt.floor("D")
+    local = times.dt.tz_convert(tz if tz is not None else local_timezone()).dt.tz_localize(None)
+    day = local.dt.floor("D")
     if unit == "day":
         return day
-    if unit == "week":  # ISO weeks: Monday 00:00 UTC
+    if unit == "week":  # ISO weeks: from Monday
         return day - pd.to_timedelta(day.dt.day_of_week, unit="D")
     return day - pd.to_timedelta(day.dt.day - 1, unit="D")
 
 
-def spend_by_period(frame: pd.DataFrame, freq: str = "D", by: str | None = None) -> pd.DataFrame:
+def spend_by_period(
+    frame: pd.DataFrame, freq: str = "D", by: str | None = None, tz: Any = None
+) -> pd.DataFrame:
     """Credits charged per day (``"D"``), ISO week (``"W"``, from Monday) or month (``"M"``).
 
     A charge belongs to the period of its ``completed_at`` (when the reservation became the
-    charge), in UTC. Without ``by``: columns ``credits`` and ``completed``. With ``by`` (e.g.
-    ``"model"``): one credits column per value, ready for a stacked plot. Periods without
-    charges between the first and the last are included, with 0.
+    charge) on the calendar of ``tz`` (a name like ``"Europe/Berlin"``, ``"UTC"``, or a tzinfo;
+    default: this machine's local time zone, so "today" is the user's today). The index holds
+    the periods' first days as plain dates (``2026-11-16``). Without ``by``: columns ``credits``
+    and ``completed``. With ``by`` (e.g. ``"model"``): one credits column per value, ready for
+    a stacked plot. Periods without charges between the first and the last are included, 0.
     """
     done = charged(frame)
-    period = _period_start(done["completed_at"], freq).rename("period")
+    period = _period_start(done["completed_at"], freq, tz).rename("period")
     cents = _cents(done["credits_charged"])
     if by is None:
         grouped = cents.groupby(period)
@@ -125,7 +138,7 @@ def spend_by_period(frame: pd.DataFrame, freq: str = "D", by: str | None = None)
         out.columns.name = by
     if len(out):
         step = {"day": "D", "week": "7D", "month": "MS"}[_FREQS[freq]]
-        full = pd.date_range(out.index.min(), out.index.max(), freq=step, tz="UTC", unit="ns")
+        full = pd.date_range(out.index.min(), out.index.max(), freq=step, unit="ns")
         out = out.reindex(full, fill_value=0)
         out.index.name = "period"
     return out

@@ -42,7 +42,11 @@ PRICE_SETTINGS = (
 def price_settings(request: Mapping[str, Any] | None) -> dict[str, Any]:
     """The priced settings of a request body (empty when the request is unknown)."""
     request = request or {}
-    return {k: request[k] for k in PRICE_SETTINGS if request.get(k) not in (None, "")}
+    found = {k: request[k] for k in PRICE_SETTINGS if request.get(k) not in (None, "")}
+    for count in ("generate_image_count", "sample_count"):  # one of each is the default
+        if found.get(count) == 1:
+            del found[count]
+    return found
 
 
 class Gallery(StaticFallback, MediaSource, MediagenWidget):

@@ -1,8 +1,13 @@
-"""Spend dashboard: filters, headline numbers, three plots and a paged table of history.
+"""Spend dashboard: filters, a date range, headline numbers, three plots and a sortable,
+searchable, paged table of history.
 
 Built from plain ipywidgets containers so it works wherever ipywidgets 8 does. All logic runs
 in the kernel; the front end only renders. Plots are drawn off-screen (matplotlib Agg figures,
-no pyplot state) and shown as PNG images, so nothing leaks into the notebook's own figures.
+no pyplot state) and shown as PNG images, so nothing leaks into the notebook's own figures; an
+invisible :class:`ThemeProbe` says when the page is dark, and the plots are redrawn to match.
+Dates are the user's local dates.
+
+    mediagen.spend_dashboard()                       # or SpendDashboard(client, type="video")
 
 Keeping it current: ``refresh()`` fetches only what can have changed (pending generations and
 newer ones, see ``mediagen.history.update_frame``). Job widgets and watchers call
@@ -12,6 +17,8 @@ newer ones, see ``mediagen.history.update_frame``). Job widgets and watchers cal
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 import html
 import io
 import threading
@@ -21,6 +28,9 @@ import ipywidgets as w
 import pandas as pd
 
 from mediagen import history
+from mediagen.history.spend import local_timezone
+from mediagen.widgets._snapshot import StaticFallback
+from mediagen.widgets._theme import DARK_PLOT_STYLE, ThemeProbe
 
 ALL = "(all)"
 TABLE_COLUMNS = [
@@ -45,17 +55,27 @@ def format_credits(value: Any) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def _png(draw: Any, frame: pd.DataFrame, **kwargs: Any) -> bytes:
+#: columns the table's search looks in
+SEARCHED = ("model", "prompt", "id", "error_code", "status", "type")
+
+
+def _png(draw: Any, frame: pd.DataFrame, *, dark: bool = False, **kwargs: Any) -> bytes:
+    import matplotlib
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(5.2, 3.0), dpi=96, layout="constrained")
-    draw(frame, ax=figure.subplots(), **kwargs)
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
+    with matplotlib.rc_context(DARK_PLOT_STYLE if dark else {}):
+        figure = Figure(figsize=(6.4, 3.0), dpi=96, layout="constrained")
+        draw(frame, ax=figure.subplots(), **kwargs)
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png")
     return buffer.getvalue()
 
 
-class SpendDashboard(w.VBox):
+def _local_dates(times: pd.Series) -> pd.Series:
+    return times.dt.tz_convert(local_timezone()).dt.date
+
+
+class SpendDashboard(StaticFallback, w.VBox):
     """What was spent, on what, and what failed, for one client's key owner.
 
     ``client``: a ``mediagen.Client`` (None with ``frame`` for an offline view of a saved
@@ -93,6 +113,22 @@ class SpendDashboard(w.VBox):
         self.period = w.Dropdown(
             options=_FREQ_OPTIONS, value="D", description="Per", layout=w.Layout(width="160px")
         )
+        self.since = w.DatePicker(description="From", layout=w.Layout(width="230px"))
+        self.until = w.DatePicker(description="To", layout=w.Layout(width="230px"))
+        self.search = w.Text(
+            placeholder="Search model, prompt, id, error…",
+            description="Search",
+            continuous_update=False,
+            layout=w.Layout(width="320px"),
+        )
+        self.sort_by = w.Dropdown(
+            options=TABLE_COLUMNS,
+            value="created_at",
+            description="Sort by",
+            layout=w.Layout(width="220px"),
+        )
+        self.descending = w.Checkbox(value=True, description="Descending", indent=False)
+        self.theme = ThemeProbe()
         self.refresh_button = w.Button(
             description="Refresh", icon="refresh", tooltip="Fetch new and finished generations"
         )
@@ -106,8 +142,19 @@ class SpendDashboard(w.VBox):
         self.next_button = w.Button(description="Next", icon="chevron-right")
         self.page_label = w.Label()
 
-        for control in (self.type_filter, self.status_filter, self.model_filter, self.period):
+        for control in (
+            self.type_filter,
+            self.status_filter,
+            self.model_filter,
+            self.period,
+            self.since,
+            self.until,
+            self.search,
+            self.sort_by,
+            self.descending,
+        ):
             control.observe(self._on_filter, names="value")
+        self.theme.observe(self._on_theme, names="dark")
         self.refresh_button.on_click(lambda _: self.refresh())
         self.prev_button.on_click(lambda _: self.show_page(self.page - 1))
         self.next_button.on_click(lambda _: self.show_page(self.page + 1))
@@ -128,13 +175,20 @@ class SpendDashboard(w.VBox):
                         self.model_filter,
                         self.period,
                         self.refresh_button,
-                    ]
+                    ],
+                    layout=w.Layout(flex_flow="row wrap"),
                 ),
+                w.HBox([self.since, self.until], layout=w.Layout(flex_flow="row wrap")),
                 self.headline,
                 plots,
+                w.HBox(
+                    [self.search, self.sort_by, self.descending],
+                    layout=w.Layout(flex_flow="row wrap"),
+                ),
                 self.table,
                 w.HBox([self.prev_button, self.page_label, self.next_button]),
                 self.status_line,
+                self.theme,
             ]
         )
         self.add_class("mediagen-spend-dashboard")
@@ -152,7 +206,7 @@ class SpendDashboard(w.VBox):
 
     @property
     def filtered(self) -> pd.DataFrame:
-        """The rows the dropdowns select."""
+        """The rows the dropdowns and the date range (local dates, both ends included) select."""
         frame = self._frame
         if frame is None:
             return pd.DataFrame()
@@ -164,7 +218,29 @@ class SpendDashboard(w.VBox):
         ):
             if control.value != ALL:
                 mask &= frame[column].astype(object) == control.value
+        if self.since.value is not None or self.until.value is not None:
+            days = _local_dates(frame["created_at"])
+            if self.since.value is not None:
+                mask &= days >= self.since.value
+            if self.until.value is not None:
+                mask &= days <= self.until.value
         return frame[mask]
+
+    @property
+    def table_rows(self) -> pd.DataFrame:
+        """The filtered rows the search keeps, in the table's sort order (all pages)."""
+        rows = self.filtered
+        words = self.search.value.lower().split()
+        if words and len(rows):
+            columns = [c for c in SEARCHED if c in rows.columns]
+            text = rows[columns].astype("string").fillna("").agg(" ".join, axis=1).str.lower()
+            for word in words:
+                rows = rows[text.loc[rows.index].str.contains(word, regex=False)]
+        if self.sort_by.value in rows.columns:
+            rows = rows.sort_values(
+                self.sort_by.value, ascending=not self.descending.value, na_position="last"
+            )
+        return rows
 
     def refresh(self, full: bool = False) -> None:
         """Fetch what changed (or everything with ``full``) and redraw."""
@@ -184,7 +260,7 @@ class SpendDashboard(w.VBox):
                 self.status_line.value = html.escape(f"Refresh failed: {type(exc).__name__}: {exc}")
                 return
             self._render()
-            stamp = pd.Timestamp.now(tz="UTC").strftime("%H:%M:%S UTC")
+            stamp = dt.datetime.now().astimezone().strftime("%H:%M:%S %Z")
             self.status_line.value = f"<small>Updated {stamp}</small>"
 
     def generation_finished(self, generation: Any = None) -> None:
@@ -221,6 +297,11 @@ class SpendDashboard(w.VBox):
     def _on_filter(self, change: Any) -> None:
         self.page = 0
         self._render()
+
+    def _on_theme(self, change: Any) -> None:
+        if self._frame is not None:
+            self._stale_plots = {0, 1, 2}
+            self._draw_visible_plot()
 
     def _sync_options(self) -> None:
         frame = self._frame
@@ -260,13 +341,15 @@ class SpendDashboard(w.VBox):
             self._draw_plot(index)
 
     def _draw_plot(self, index: int) -> None:
-        rows = self.filtered
+        rows, dark = self.filtered, self.theme.dark
         if index == 0:
-            self.spend_plot.value = _png(history.plot_spend_over_time, rows, freq=self.period.value)
+            self.spend_plot.value = _png(
+                history.plot_spend_over_time, rows, dark=dark, freq=self.period.value
+            )
         elif index == 1:
-            self.model_plot.value = _png(history.plot_spend_by_model, rows)
+            self.model_plot.value = _png(history.plot_spend_by_model, rows, dark=dark)
         else:
-            self.latency_plot.value = _png(history.plot_latency, rows)
+            self.latency_plot.value = _png(history.plot_latency, rows, dark=dark)
         self._stale_plots.discard(index)
 
     def _render_headline(self, rows: pd.DataFrame) -> None:
@@ -309,19 +392,20 @@ class SpendDashboard(w.VBox):
 
     @property
     def page_count(self) -> int:
-        return max(1, -(-len(self.filtered) // self.page_size))
+        return max(1, -(-len(self.table_rows) // self.page_size))
 
     def show_page(self, page: int) -> None:
         """Show one page of the table (0-based; clamped to the pages there are)."""
-        rows = self.filtered
+        rows = self.table_rows
         self.page = max(0, min(page, self.page_count - 1))
         start = self.page * self.page_size
         view = rows.iloc[start : start + self.page_size]
         view = view[[c for c in TABLE_COLUMNS if c in view.columns]].copy()
         if "prompt" in view:
             view["prompt"] = view["prompt"].str.slice(0, 60)
-        if "created_at" in view:
-            view["created_at"] = view["created_at"].dt.strftime("%Y-%m-%d %H:%M:%S")
+        if "created_at" in view:  # local time, as the user reads a clock
+            local = view["created_at"].dt.tz_convert(local_timezone())
+            view["created_at"] = local.dt.strftime("%Y-%m-%d %H:%M")
         self.table.value = (
             '<div style="overflow-x:auto;font-family:var(--jp-ui-font-family, sans-serif)">'
             + view.to_html(index=False, na_rep="", border=0, classes="jp-RenderedHTMLCommon")
@@ -330,6 +414,28 @@ class SpendDashboard(w.VBox):
         self.page_label.value = f"page {self.page + 1} of {self.page_count} ({len(rows)} rows)"
         self.prev_button.disabled = self.page == 0
         self.next_button.disabled = self.page >= self.page_count - 1
+
+    # -- static fallback -------------------------------------------------------------------
+
+    def snapshot_text(self) -> str:
+        rows = self.filtered
+        if self._frame is None:
+            return "Spend dashboard (no history loaded)"
+        spent = format_credits(history.headline(rows, self._credits)["spent"])
+        return f"Spend dashboard: {len(rows)} generations, {spent} credits spent"
+
+    def snapshot_html(self) -> str:
+        import base64
+
+        plot = ""
+        with contextlib.suppress(Exception):  # a snapshot never breaks the display
+            if self._frame is not None:
+                png = _png(history.plot_spend_over_time, self.filtered, freq=self.period.value)
+                plot = (
+                    f'<img alt="Credits charged per period" style="max-width:100%"'
+                    f' src="data:image/png;base64,{base64.b64encode(png).decode()}">'
+                )
+        return f"{self.headline.value}{plot}{self.table.value}"
 
 
 def spend_dashboard(client: Any = None, **kwargs: Any) -> SpendDashboard:

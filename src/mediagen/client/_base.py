@@ -14,7 +14,9 @@ from mediagen.client._budget import Budget
 from mediagen.client._config import ClientConfig, _Secret
 from mediagen.client._download import OutputCache, download_output, save_generation
 from mediagen.client._models import Generation, GenerationOutput
-from mediagen.client._retry import RetryPolicy, gate_for
+from mediagen.client._requests import error_from_response
+from mediagen.client._retry import Attempts, RetryPolicy, gate_for
+from mediagen.client._transport import NOT_SENT, connection_error
 from mediagen.journal import Journal, make_record
 
 log = logging.getLogger("mediagen")
@@ -67,6 +69,8 @@ class BaseClient:
         self._gate = gate_for(_config.base_url, _config.key_fingerprint, _config.rate_limit)
         # A _Secret: even ``vars(client)`` in a traceback or a debugger shows "***".
         self._auth_headers = {"Authorization": _Secret(f"Bearer {_config.api_key}")}
+        #: masked in any server text the client surfaces (errors echoing request headers)
+        self._secrets = (_config.api_key,)
         self._clock = clock or time.monotonic
         self._cache = OutputCache(_config.cache_dir)
         path = _config.journal_path
@@ -132,6 +136,39 @@ class BaseClient:
 
     def _download_output(self, output: GenerationOutput, target: str | Path | None) -> Any:
         return self._run(download_output(self, output, target))
+
+    # --- retry decisions shared by the drivers ------------------------------------------
+
+    def _after_transport_error(self, spec: Any, tries: Attempts, exc: Exception) -> float:
+        """The pause before retrying after a transport failure; raises when it is final."""
+        delay = tries.next_delay(
+            connection_error=True,
+            idempotent=spec.idempotent,
+            sent=not isinstance(exc, NOT_SENT),
+        )
+        if delay is None:
+            raise connection_error(exc, spec.method, spec.path) from None
+        log.info("mediagen: %s %s: %s; retry in %.2fs", spec.method, spec.path,
+                 type(exc).__name__, delay)  # fmt: skip
+        return delay
+
+    def _after_error_status(
+        self, spec: Any, tries: Attempts, status: int, headers: Any, content: bytes
+    ) -> float:
+        """The pause before retrying after an error status; raises the error when final."""
+        error = error_from_response(
+            status, headers, content, method=spec.method, path=spec.path, secrets=self._secrets
+        )
+        delay = tries.next_delay(
+            status=status,
+            retry_after=getattr(error, "retry_after", None),
+            idempotent=spec.idempotent,
+        )
+        if delay is None:
+            raise error
+        log.info("mediagen: %s %s: HTTP %s; retry in %.2fs", spec.method, spec.path,
+                 status, delay)  # fmt: skip
+        return delay
 
     # --- journal --------------------------------------------------------------------------
 

@@ -17,9 +17,16 @@ from mediagen.client._requests import RequestSpec
 
 @dataclass(frozen=True)
 class Call:
-    """Send an API request (auth, retries, rate limiting); the result is the decoded JSON."""
+    """Send an API request (auth, retries, rate limiting); the result is the decoded JSON.
+
+    ``deadline`` (on the driver's clock, see :class:`Now`) bounds the whole request, retries
+    included. ``persistent`` retries transient failures until then instead of ``max_retries``
+    times (a wait riding out an outage).
+    """
 
     spec: RequestSpec
+    deadline: float | None = None
+    persistent: bool = False
 
 
 @dataclass(frozen=True)

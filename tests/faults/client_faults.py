@@ -189,3 +189,17 @@ def submits(request: Request) -> bool:
         "/v1/videos",
         "/v1/audio",
     )
+
+
+def example_request(sandbox, tenant, model: str) -> dict:
+    """The catalog's ready-to-send request of ``model`` (its first mode)."""
+    response = httpx.get(f"{sandbox.base_url}/v1/models/{model}", headers=tenant.headers,
+                         timeout=30)  # fmt: skip
+    response.raise_for_status()
+    examples = response.json()["example_request"]
+    return dict(next(iter(examples.values())))
+
+
+def reserves(sandbox, org_id: str) -> list[dict]:
+    """The organization's ledger reservations: one per job the service created."""
+    return [e for e in sandbox.admin.ledger(org_id)["entries"] if e.get("kind") == "reserve"]

@@ -172,6 +172,19 @@ class BaseClient:
 
     # --- journal --------------------------------------------------------------------------
 
+    def _journal_record(self, event, kind, body, key, generation, quote) -> dict[str, Any]:
+        return make_record(
+            event,
+            service=self._config.base_url,
+            key_id=self._config.key_fingerprint,
+            kind=kind,
+            request=body,
+            idempotency_key=key,
+            generation=generation,
+            estimate=quote.to_dict() if quote is not None else None,
+            secrets=self._secrets,
+        )
+
     def _journal_event(
         self,
         event: str,
@@ -184,21 +197,41 @@ class BaseClient:
         if self.journal is None:
             return
         try:
-            self.journal.append(
-                make_record(
-                    event,
-                    service=self._config.base_url,
-                    key_id=self._config.key_fingerprint,
-                    kind=kind,
-                    request=body,
-                    idempotency_key=key,
-                    generation=generation,
-                    estimate=quote.to_dict() if quote is not None else None,
-                    secrets=(self._config.api_key,),
-                )
-            )
+            self.journal.append(self._journal_record(event, kind, body, key, generation, quote))
         except OSError as exc:  # the journal must never break a submit
             log.warning("mediagen: could not write the request journal: %s", exc)
+
+    def _journal_attempt(self, kind: str, body: dict[str, Any], key: str, quote: Any) -> str:
+        """Journal a submit about to be sent; the idempotency key to send it with.
+
+        That is ``key``, unless an identical request of this key and service is unanswered
+        (its answer was lost): then that attempt's key, so the service returns the job it may
+        already have made instead of charging again.
+        """
+        if self.journal is None:
+            return key
+        try:
+            claimed = self.journal.claim_or_append(
+                self._journal_record("attempt", kind, body, key, None, quote)
+            )
+        except OSError as exc:
+            log.warning("mediagen: could not write the request journal: %s", exc)
+            return key
+        if claimed is None:
+            return key
+        log.warning(
+            "mediagen: an identical request sent earlier got no answer; sending this one with "
+            "its idempotency key %s, so it is charged at most once",
+            claimed,
+        )
+        return claimed
+
+    def _journal_unanswered(self) -> list[dict[str, Any]]:
+        if self.journal is None:
+            return []
+        return self.journal.unanswered(
+            service=self._config.base_url, key_id=self._config.key_fingerprint
+        )
 
     def _journal_finished(self, gen: Generation) -> None:
         if self.journal is None or not gen.done or not gen.id:

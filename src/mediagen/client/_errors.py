@@ -8,6 +8,7 @@ they are built from the response body, never from the request headers.
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -22,6 +23,8 @@ class APIError(MediagenError):
 
     status: int | None
     code: str | None
+    #: set on a submit whose outcome is unknown (5xx): the key that recovers the job
+    idempotency_key: str | None = None
 
     def __init__(
         self,
@@ -156,7 +159,12 @@ class ServerError(APIError):
 
 
 class APIConnectionError(MediagenError):
-    """The service could not be reached (or the connection dropped) after all retries."""
+    """The service could not be reached (or the connection dropped) after all retries.
+
+    On a submit, ``idempotency_key`` names the attempt: the job may exist (see the message).
+    """
+
+    idempotency_key: str | None = None
 
     def __init__(self, message: str, *, method: str | None = None, path: str | None = None):
         super().__init__(message)
@@ -188,6 +196,58 @@ class WaitTimeoutError(MediagenError, TimeoutError):
             "complete and be charged; nothing was resubmitted. Wait again with "
             f"client.generations.wait({generation_id!r})."
         )
+
+
+def unanswered_submit(error: Any, idempotency_key: str) -> Any:
+    """``error`` (a connection failure or 5xx on a submit) saying how to recover the job."""
+    found = copy.copy(error)
+    found.idempotency_key = idempotency_key
+    found.message = f"{error.message}. {_recovery_hint(idempotency_key)}"
+    found.args = (found.message,)
+    return found
+
+
+def _recovery_hint(key: str) -> str:
+    return (
+        "The service may have created (and charged) this job. Nothing is charged twice: "
+        f"running the same call again reuses idempotency key {key!r}, so the service returns "
+        "the original job; client.generations.recover() looks it up without submitting."
+    )
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (a kernel interrupt) stopped a client call; the message says what is left."""
+
+    __module__ = "mediagen"
+
+
+class WaitInterrupted(Interrupted):
+    """An interrupt stopped ``wait()``: the job keeps running and was not resubmitted."""
+
+    def __init__(self, generation_id: str, generation: Any = None) -> None:
+        self.generation_id = generation_id
+        self.generation = generation
+        status = getattr(generation, "status", None)
+        seen = f" (last seen {status})" if status else ""
+        state = (
+            "It had finished; nothing was resubmitted."
+            if status in ("completed", "failed")
+            else "The job keeps running at the service and was not resubmitted; it is charged "
+            "only if it completes."
+        )
+        super().__init__(
+            f"Stopped waiting for generation {generation_id}{seen}. {state} "
+            f"Resume with client.generations.wait({generation_id!r})."
+        )
+
+
+class SubmitInterrupted(Interrupted):
+    """An interrupt stopped a submit before its answer arrived: the job may exist."""
+
+    def __init__(self, idempotency_key: str) -> None:
+        self.idempotency_key = idempotency_key
+        hint = _recovery_hint(idempotency_key)
+        super().__init__(f"Interrupted before the service answered. {hint}")
 
 
 class GenerationFailed(MediagenError):

@@ -19,7 +19,7 @@ from typing import Any
 from mediagen.client import _requests, _wire
 from mediagen.client._download import save_generation
 from mediagen.client._effects import Call, Emit, Invoke, Now, Sleep
-from mediagen.client._errors import APITimeoutError, WaitTimeoutError
+from mediagen.client._errors import APITimeoutError, WaitInterrupted, WaitTimeoutError
 from mediagen.client._models import Generation
 
 BACKOFF = 1.5
@@ -95,6 +95,8 @@ def wait(
         if deadline is None or now < deadline:
             raise
         raise WaitTimeoutError(gid, timeout, gen) from None
+    except KeyboardInterrupt:
+        raise WaitInterrupted(gid, gen) from None
     gen = yield from finish(client, gen, download)
     if on_update is not None:
         yield Invoke(on_update, (gen,))

@@ -155,6 +155,7 @@ class Relay(FakeServer):
         self.target = target
         self.drop = drop
         self.forwarded = 0
+        self.dropped = 0
         self._http = httpx.Client(base_url=target, timeout=60)
         super().__init__(self._forward)
 
@@ -165,6 +166,7 @@ class Relay(FakeServer):
         )
         self.forwarded += 1
         if self.drop(request):
+            self.dropped += 1
             return None
         kept = {
             k: v

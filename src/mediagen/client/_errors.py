@@ -224,6 +224,8 @@ class Interrupted(KeyboardInterrupt):
 class WaitInterrupted(Interrupted):
     """An interrupt stopped ``wait()``: the job keeps running and was not resubmitted."""
 
+    __module__ = "mediagen"
+
     def __init__(self, generation_id: str, generation: Any = None) -> None:
         self.generation_id = generation_id
         self.generation = generation
@@ -243,6 +245,8 @@ class WaitInterrupted(Interrupted):
 
 class SubmitInterrupted(Interrupted):
     """An interrupt stopped a submit before its answer arrived: the job may exist."""
+
+    __module__ = "mediagen"
 
     def __init__(self, idempotency_key: str) -> None:
         self.idempotency_key = idempotency_key

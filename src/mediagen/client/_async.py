@@ -12,14 +12,27 @@ import httpx
 
 from mediagen.client import _batch
 from mediagen.client._base import USER_AGENT, BaseClient
-from mediagen.client._effects import Blocking, Call, Emit, Fetch, Invoke, Now, Put, Sleep
+from mediagen.client._download import DownloadError
+from mediagen.client._effects import (
+    Blocking,
+    Call,
+    Emit,
+    Fetch,
+    Fetched,
+    Invoke,
+    Now,
+    Put,
+    Sleep,
+)
 from mediagen.client._requests import RequestSpec, decode_json, error_from_response
 from mediagen.client._retry import Attempts, DeadlinePassed
 from mediagen.client._sync import Client
 from mediagen.client._transport import (
     CHUNK,
+    check_final_status,
     connection_error,
     deadline_error,
+    fetched,
     file_url_path,
     strip_auth,
 )
@@ -200,14 +213,15 @@ class AsyncClient(BaseClient):
                 raise DeadlinePassed() from None
         return response.status_code, response.headers, response.content
 
-    async def _fetch(self, url: str, temp: Path) -> str | None:
+    async def _fetch(self, url: str, temp: Path) -> Fetched:
         attempt = 0
         where = file_url_path(url)
         while True:
             request = strip_auth(self._http.build_request("GET", url))
             try:
-                response = await self._http.send(request, stream=True)
+                response = await self._http.send(request, stream=True, follow_redirects=True)
                 try:
+                    check_final_status(response.status_code, where)
                     if response.status_code >= 400:
                         await response.aread()
                         error = error_from_response(
@@ -221,14 +235,18 @@ class AsyncClient(BaseClient):
                         attempt += 1
                         continue
                     handle = await asyncio.to_thread(open, temp, "wb")
+                    size = 0
                     try:
                         async for chunk in response.aiter_bytes(CHUNK):
                             handle.write(chunk)
+                            size += len(chunk)
                     finally:
                         handle.close()
-                    return response.headers.get("content-type")
+                    return fetched(response.headers, size)
                 finally:
                     await response.aclose()
+            except httpx.TooManyRedirects:
+                raise DownloadError(f"GET {where} redirects without end; not saved") from None
             except httpx.TransportError as exc:
                 delay = self._policy.delay(attempt, connection_error=True)
                 if delay is None:

@@ -36,10 +36,22 @@ class Sleep:
 
 @dataclass(frozen=True)
 class Fetch:
-    """Stream ``url`` (outside ``/v1``; no API key) into ``temp``; result: the Content-Type."""
+    """Stream ``url`` (outside ``/v1``; no API key; redirects followed) into ``temp``.
+
+    The result is a :class:`Fetched`; a final status that is not 2xx is an error.
+    """
 
     url: str
     temp: Path
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """What a download delivered: its Content-Type, the bytes written, the Content-Length."""
+
+    content_type: str | None
+    size: int
+    declared_size: int | None
 
 
 @dataclass(frozen=True)

@@ -14,13 +14,26 @@ import httpx
 
 from mediagen.client import _batch, _progress_hook
 from mediagen.client._base import USER_AGENT, BaseClient
-from mediagen.client._effects import Blocking, Call, Emit, Fetch, Invoke, Now, Put, Sleep
+from mediagen.client._download import DownloadError
+from mediagen.client._effects import (
+    Blocking,
+    Call,
+    Emit,
+    Fetch,
+    Fetched,
+    Invoke,
+    Now,
+    Put,
+    Sleep,
+)
 from mediagen.client._requests import RequestSpec, decode_json, error_from_response
 from mediagen.client._retry import Attempts, DeadlinePassed
 from mediagen.client._transport import (
     CHUNK,
+    check_final_status,
     connection_error,
     deadline_error,
+    fetched,
     file_url_path,
     strip_auth,
 )
@@ -220,14 +233,15 @@ class Client(BaseClient):
         finally:
             response.close()
 
-    def _fetch(self, url: str, temp: Path) -> str | None:
+    def _fetch(self, url: str, temp: Path) -> Fetched:
         attempt = 0
         where = file_url_path(url)
         while True:
             request = strip_auth(self._http.build_request("GET", url))
             try:
-                response = self._http.send(request, stream=True)
+                response = self._http.send(request, stream=True, follow_redirects=True)
                 try:
+                    check_final_status(response.status_code, where)
                     if response.status_code >= 400:
                         response.read()
                         error = error_from_response(
@@ -240,12 +254,16 @@ class Client(BaseClient):
                         self._sleep(delay)
                         attempt += 1
                         continue
+                    size = 0
                     with open(temp, "wb") as handle:
                         for chunk in response.iter_bytes(CHUNK):
                             handle.write(chunk)
-                    return response.headers.get("content-type")
+                            size += len(chunk)
+                    return fetched(response.headers, size)
                 finally:
                     response.close()
+            except httpx.TooManyRedirects:
+                raise DownloadError(f"GET {where} redirects without end; not saved") from None
             except httpx.TransportError as exc:
                 delay = self._policy.delay(attempt, connection_error=True)
                 if delay is None:

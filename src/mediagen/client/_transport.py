@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import httpx
 
+from mediagen.client._download import DownloadError
+from mediagen.client._effects import Fetched
 from mediagen.client._errors import APIConnectionError, APITimeoutError
 
 CHUNK = 1 << 20
@@ -39,3 +41,19 @@ def strip_auth(request: httpx.Request) -> httpx.Request:
         if name in request.headers:
             del request.headers[name]
     return request
+
+
+def check_final_status(status: int, where: str) -> None:
+    """After redirects a download must end in a 2xx (an error status is raised by the caller):
+    a 3xx left over (no Location, 304 ...) or a 1xx is no file."""
+    if status < 200 or 300 <= status < 400:
+        raise DownloadError(f"GET {where} ended with HTTP {status}, not a file; not saved")
+
+
+def fetched(headers: httpx.Headers, size: int) -> Fetched:
+    declared = headers.get("content-length")
+    return Fetched(
+        headers.get("content-type"),
+        size,
+        int(declared) if declared and declared.isdigit() else None,
+    )

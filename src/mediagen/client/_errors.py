@@ -2,14 +2,13 @@
 
 Every API error carries ``status``, ``code``, ``message``, ``details`` (422: one entry per
 field), ``trace_id``; ``RateLimitError`` adds ``retry_after``; ``PaymentRequiredError`` adds
-``needed`` / ``available`` when the message states them. None of them ever holds the API key:
-they are built from the response body, never from the request headers.
+``needed`` / ``available`` (from structured data, not the message). None of them ever holds
+the API key: they are built from the response body (redacted), never from request headers.
 """
 
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -103,20 +102,14 @@ class AuthenticationError(APIError):
 class PaymentRequiredError(APIError):
     """402 ``payment_required``: credits (or the member cap) do not cover the request.
 
-    Nothing ran and nothing was reserved. ``needed`` / ``available`` are parsed from the message
-    when it states them (else None).
+    Nothing ran and nothing was reserved. ``needed`` (the request's price after discount) and
+    ``available`` (the key's balance) are read from the estimate and ``GET /v1/credits`` when
+    a submit is refused, never from the message (which is not meant for parsing); None when
+    they could not be read.
     """
 
-    @property
-    def needed(self) -> float | None:
-        return _number_after(self.message, r"needs\s+")
-
-    @property
-    def available(self) -> float | None:
-        found = _number_after(self.message, r"(?:has|only)\s+")
-        if found is None:
-            found = _number_before(self.message, r"\s+(?:credits\s+)?(?:available|remain)")
-        return found
+    needed: float | None = None
+    available: float | None = None
 
 
 class PermissionDeniedError(APIError):
@@ -331,16 +324,3 @@ def error_class(status: int, code: str | None) -> type[APIError]:
     if code and code in CODE_ERRORS:
         return CODE_ERRORS[code]
     return BadRequestError
-
-
-_NUMBER = r"(-?\d+(?:\.\d+)?)"
-
-
-def _number_after(text: str, prefix: str) -> float | None:
-    found = re.search(prefix + _NUMBER, text or "")
-    return float(found.group(1)) if found else None
-
-
-def _number_before(text: str, suffix: str) -> float | None:
-    found = re.search(_NUMBER + suffix, text or "")
-    return float(found.group(1)) if found else None

@@ -25,6 +25,7 @@ from mediagen.client._errors import (
     APIError,
     LocalValidationError,
     NotFoundError,
+    PaymentRequiredError,
     ServerError,
     SubmitInterrupted,
     UnknownFieldError,
@@ -225,9 +226,11 @@ def submit(
         # The outcome is unknown: the job may exist. Keep the budget's share, say how to recover.
         client._journal_event("unanswered", kind, body, key, None, quote)
         raise unanswered_submit(exc, key) from None
-    except APIError:
+    except APIError as exc:
         for found in taken:
             found.release(price)
+        if isinstance(exc, PaymentRequiredError):
+            yield from explain_refusal(client, exc, body, quote, entry)
         raise
     except KeyboardInterrupt:
         client._journal_event("unanswered", kind, body, key, None, quote)
@@ -235,6 +238,20 @@ def submit(
     gen = Generation.from_dict(data, client=client)
     client._journal_event("submitted", kind, body, key, gen, quote)
     return gen
+
+
+def explain_refusal(client: Any, error: PaymentRequiredError, body: dict[str, Any],
+                    quote: Estimate | None, entry: ModelInfo | None):  # fmt: skip
+    """Flow: fill ``needed`` / ``available`` of a 402 from the estimate and the balance (the
+    message is for people, not for parsing); left None if they cannot be read."""
+    try:
+        if quote is None and isinstance(body.get("model"), str):
+            quote = yield from estimate_for_request(client, body, entry)
+        if quote is not None:
+            error.needed = quote.credits_after_discount
+        error.available = (yield from _credits(client)).balance
+    except (APIError, APIConnectionError):
+        pass
 
 
 class _Create(_Resource):

@@ -6,14 +6,22 @@ one record per event of a submit:
 
 - ``attempt``   before sending (no generation id yet; the idempotency key links it),
 - ``submitted`` after the service answered (generation id, status ``pending``),
-- ``finished``  when the client saw the generation terminal (status, ``credits_charged``).
+- ``finished``  when the client saw the generation terminal (status, ``credits_charged``),
+- ``unanswered`` when the submit ended without an answer (connection lost, 5xx, interrupt):
+  the service may have created and charged the job. Such an attempt (or one whose process
+  died before it could say) is listed by ``pending()``, looked up by
+  ``client.generations.recover()``, and *claimed* by an identical re-send, which reuses its
+  idempotency key so the service returns the original job instead of charging again.
 
 Each record: ``v, event, at, service, key_id, kind, model, mode, idempotency_key,
 generation_id, request, summary, estimate, status, credits_charged``. ``request`` is the body
 sent, without secrets; ``key_id`` is a hash prefix of the API key, never the key.
 ``mediagen.history`` joins these records onto the API's rows; ``client.generations.resume()``
-re-attaches to the pending ones. Writes are single ``O_APPEND`` writes under a lock, so lines
-never interleave; a torn last line (a crash mid-write) is skipped when reading.
+re-attaches to the pending ones. Writes are single ``O_APPEND`` writes under a lock (and an
+advisory file lock between processes), so lines never interleave. A crash mid-write can leave
+a torn last line: the next append starts on a fresh line, so the torn bytes never swallow a
+record, and readers skip them (or, in a file written before that rule, recover the record that
+was glued onto them).
 """
 
 from __future__ import annotations
@@ -21,13 +29,22 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import socket
 import threading
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: the in-process lock only
+    fcntl = None  # type: ignore[assignment]
+
 VERSION = 1
-EVENTS = ("attempt", "submitted", "finished")
+EVENTS = ("attempt", "submitted", "finished", "unanswered")
+_RECORD_START = b'{"v":'
+
 #: request fields copied into ``summary`` (history columns)
 SUMMARY_FIELDS = (
     "tier",
@@ -137,7 +154,31 @@ def make_record(
         "estimate": dict(estimate) if estimate else None,
         "status": gen_field("status"),
         "credits_charged": gen_field("credits_charged"),
+        # who sent it: an attempt whose process is gone can no longer be answered
+        "pid": os.getpid() if event == "attempt" else None,
+        "host": socket.gethostname() if event == "attempt" else None,
     }
+
+
+def canonical(request: Any) -> str:
+    """A request body as comparable text (what "an identical request" means)."""
+    return json.dumps(request, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _writer_gone(record: Mapping[str, Any]) -> bool:
+    """True when the attempt's process (on this machine) is no longer running."""
+    pid = record.get("pid")
+    if not isinstance(pid, int) or record.get("host") != socket.gethostname():
+        return False
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 class Journal:
@@ -151,18 +192,32 @@ class Journal:
     def __repr__(self) -> str:
         return f"Journal({str(self.path)!r})"
 
-    def append(self, record: Mapping[str, Any]) -> None:
-        line = (json.dumps(record, separators=(",", ":"), default=str) + "\n").encode()
+    @contextmanager
+    def _locked(self) -> Iterator[int]:
+        """This process's lock and the file's advisory lock; yields an append descriptor."""
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
             try:
-                os.write(fd, line)
+                if fcntl is not None:
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                yield fd
             finally:
-                os.close(fd)
-            finished = record.get("event") == "finished" and record.get("generation_id")
-            if finished and self._finished is not None:
-                self._finished.add(record["generation_id"])
+                os.close(fd)  # releases the flock too
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        with self._locked() as fd:
+            self._append(fd, record)
+
+    def _append(self, fd: int, record: Mapping[str, Any]) -> None:
+        line = (json.dumps(record, separators=(",", ":"), default=str) + "\n").encode()
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line  # the last write was torn by a crash: never glue onto it
+        os.write(fd, line)
+        finished = record.get("event") == "finished" and record.get("generation_id")
+        if finished and self._finished is not None:
+            self._finished.add(record["generation_id"])
 
     def records(self) -> list[dict[str, Any]]:
         """Every readable record, oldest first."""
@@ -175,11 +230,8 @@ class Journal:
             return
         with handle:
             for raw in handle:
-                try:
-                    record = json.loads(raw)
-                except ValueError:
-                    continue  # a torn line from a crash
-                if isinstance(record, dict):
+                record = _parse_line(raw)
+                if record is not None:
                     yield record
 
     def is_finished(self, generation_id: str) -> bool:
@@ -227,8 +279,13 @@ class Journal:
     def unanswered(
         self, *, service: str | None = None, key_id: str | None = None
     ) -> list[dict[str, Any]]:
-        """``attempt`` records that never got a ``submitted`` (the answer was lost)."""
-        answered = set()
+        """Attempts that can no longer be answered, oldest first.
+
+        An attempt counts when its idempotency key's last record says ``unanswered``, or when it
+        is still the last record but the process that wrote it is gone (it crashed or was
+        killed mid-submit). Attempts still in flight in a live process do not count.
+        """
+        last: dict[str, dict[str, Any]] = {}
         attempts: dict[str, dict[str, Any]] = {}
         for record in self.iter_records():
             if service is not None and record.get("service") != service:
@@ -238,8 +295,53 @@ class Journal:
             ikey = record.get("idempotency_key")
             if not ikey:
                 continue
+            last.pop(ikey, None)
+            last[ikey] = record  # re-inserted: the order is that of the latest record
             if record.get("event") == "attempt":
                 attempts[ikey] = record
-            else:
-                answered.add(ikey)
-        return [r for k, r in attempts.items() if k not in answered]
+        found = []
+        for ikey, record in last.items():
+            event = record.get("event")
+            if ikey in attempts and (
+                event == "unanswered" or (event == "attempt" and _writer_gone(record))
+            ):
+                found.append({**attempts[ikey], "event": "unanswered", "at": record.get("at")})
+        return found
+
+    def claim_or_append(self, record: Mapping[str, Any]) -> str | None:
+        """Journal the ``attempt`` record; if an identical request (same service, key, kind and
+        body) is unanswered, take over its idempotency key instead and return it.
+
+        Atomic (across threads and processes): one unanswered attempt is claimed by one
+        re-send only, so n identical requests sent on purpose still make n jobs.
+        """
+        with self._locked() as fd:
+            wanted = canonical(record.get("request"))
+            claimed = None
+            for old in self.unanswered(service=record.get("service"), key_id=record.get("key_id")):
+                if (
+                    old.get("kind") == record.get("kind")
+                    and canonical(old.get("request")) == wanted
+                ):
+                    claimed = old["idempotency_key"]
+                    break
+            if claimed is not None:
+                record = {**record, "idempotency_key": claimed}
+            self._append(fd, record)
+            return claimed
+
+
+def _parse_line(raw: bytes) -> dict[str, Any] | None:
+    """One record from a line; torn bytes are skipped, and a record glued onto them (a file
+    written before appends started on a fresh line) is recovered."""
+    try:
+        record = json.loads(raw)
+    except ValueError:
+        start = raw.rfind(_RECORD_START)
+        if start <= 0:
+            return None
+        try:
+            record = json.loads(raw[start:])
+        except ValueError:
+            return None
+    return record if isinstance(record, dict) else None

@@ -11,14 +11,28 @@ from typing import Any
 import httpx
 
 from mediagen.client import _batch
-from mediagen.client._base import USER_AGENT, BaseClient, log
-from mediagen.client._effects import Blocking, Call, Emit, Fetch, Invoke, Now, Put, Sleep
+from mediagen.client._base import USER_AGENT, BaseClient
+from mediagen.client._download import DownloadError
+from mediagen.client._effects import (
+    Blocking,
+    Call,
+    Emit,
+    Fetch,
+    Fetched,
+    Invoke,
+    Now,
+    Put,
+    Sleep,
+)
 from mediagen.client._requests import RequestSpec, decode_json, error_from_response
-from mediagen.client._sync import (
-    _NOT_SENT,
+from mediagen.client._retry import Attempts, DeadlinePassed
+from mediagen.client._sync import Client
+from mediagen.client._transport import (
     CHUNK,
-    Client,
+    check_final_status,
     connection_error,
+    deadline_error,
+    fetched,
     file_url_path,
     strip_auth,
 )
@@ -101,7 +115,7 @@ class AsyncClient(BaseClient):
             value, error = None, None
             try:
                 value = await self._perform(effect)
-            except Exception as exc:
+            except BaseException as exc:  # an interrupt or a cancel too: the flow cleans up
                 error = exc
 
     async def _iterate(self, flow: Any) -> AsyncIterator[Any]:
@@ -119,7 +133,7 @@ class AsyncClient(BaseClient):
                     continue
                 try:
                     value = await self._perform(effect)
-                except Exception as exc:
+                except BaseException as exc:
                     error = exc
         finally:
             flow.close()
@@ -127,7 +141,7 @@ class AsyncClient(BaseClient):
     async def _perform(self, effect: Any) -> Any:
         kind = type(effect)
         if kind is Call:
-            return await self._call(effect.spec)
+            return await self._call(effect.spec, effect.deadline, effect.persistent)
         if kind is Sleep:
             if effect.seconds > 0:
                 await self._sleep(effect.seconds)
@@ -149,70 +163,70 @@ class AsyncClient(BaseClient):
 
     # --- I/O ------------------------------------------------------------------------------
 
-    async def _call(self, spec: RequestSpec) -> Any:
+    async def _call(
+        self, spec: RequestSpec, deadline: float | None = None, persistent: bool = False
+    ) -> Any:
         url = self._config.base_url + spec.path
         headers = {**self._auth_headers, **spec.headers} if spec.headers else self._auth_headers
-        policy, gate = self._policy, self._gate
-        attempt = 0
-        while True:
-            seen, hold = gate.penalties, gate.acquire()
-            while hold > 0:
-                await self._sleep(hold)
-                hold = 0.0
-                if gate.penalties != seen and gate.blocked_for > 0:
-                    # a 429 that came back while this request was held holds it again
-                    seen, hold = gate.penalties, gate.acquire()
-            try:
-                response = await self._http.request(
-                    spec.method, url, params=spec.params or None, json=spec.json, headers=headers
-                )
-            except httpx.TransportError as exc:
-                delay = policy.delay(
-                    attempt,
-                    connection_error=True,
-                    idempotent=spec.idempotent,
-                    sent=not isinstance(exc, _NOT_SENT),
-                )
-                if delay is None:
-                    raise connection_error(exc, spec.method, spec.path) from None
-                log.info("mediagen: %s %s: %s; retry in %.2fs", spec.method, spec.path,
-                         type(exc).__name__, delay)  # fmt: skip
-                await self._sleep(delay)
-                attempt += 1
-                continue
-            status = response.status_code
-            if status < 300:
-                return decode_json(response.content)
-            error = error_from_response(
-                status, response.headers, response.content, method=spec.method, path=spec.path
-            )
-            retry_after = getattr(error, "retry_after", None)
-            delay = policy.delay(
-                attempt, status=status, retry_after=retry_after, idempotent=spec.idempotent
-            )
-            if delay is None:
-                raise error
-            log.info("mediagen: %s %s: HTTP %s; retry in %.2fs", spec.method, spec.path,
-                     status, delay)  # fmt: skip
-            if status == 429:
-                gate.penalize(delay)
-            else:
-                await self._sleep(delay)
-            attempt += 1
+        tries, gate = Attempts(self._policy, self._clock, deadline, persistent), self._gate
+        try:
+            while True:
+                seen, hold = gate.penalties, gate.acquire()
+                while hold > 0:
+                    await self._sleep(tries.pause(hold))
+                    hold = 0.0
+                    if gate.penalties != seen and gate.blocked_for > 0:
+                        # a 429 that came back while this request was held holds it again
+                        seen, hold = gate.penalties, gate.acquire()
+                try:
+                    status, response_headers, content = await self._exchange(
+                        spec, url, headers, tries
+                    )
+                except httpx.TransportError as exc:
+                    await self._sleep(self._after_transport_error(spec, tries, exc))
+                    continue
+                if status < 300:
+                    return decode_json(content)
+                delay = self._after_error_status(spec, tries, status, response_headers, content)
+                if status == 429:
+                    gate.penalize(delay)  # every request of this key waits, not just this one
+                else:
+                    await self._sleep(delay)
+        except DeadlinePassed:
+            raise deadline_error(spec.method, spec.path) from None
 
-    async def _fetch(self, url: str, temp: Path) -> str | None:
+    async def _exchange(
+        self, spec: RequestSpec, url: str, headers: Any, tries: Attempts
+    ) -> tuple[int, httpx.Headers, bytes]:
+        """One attempt; with a deadline, the whole exchange (not each read) ends by it."""
+        timeout = tries.timeout(self._config.timeout)
+        send = self._http.request(
+            spec.method, url, params=spec.params or None, json=spec.json, headers=headers,
+            **({} if timeout is None else {"timeout": httpx.Timeout(timeout)}),
+        )  # fmt: skip
+        if timeout is None:
+            response = await send
+        else:
+            try:
+                response = await asyncio.wait_for(send, timeout)
+            except asyncio.TimeoutError:
+                raise DeadlinePassed() from None
+        return response.status_code, response.headers, response.content
+
+    async def _fetch(self, url: str, temp: Path) -> Fetched:
         attempt = 0
         where = file_url_path(url)
         while True:
             request = strip_auth(self._http.build_request("GET", url))
             try:
-                response = await self._http.send(request, stream=True)
+                response = await self._http.send(request, stream=True, follow_redirects=True)
                 try:
+                    check_final_status(response.status_code, where)
                     if response.status_code >= 400:
                         await response.aread()
                         error = error_from_response(
                             response.status_code, response.headers, response.content,
-                            method="GET", path=where,
+                            method="GET", path=where, secrets=self._secrets,
                         )  # fmt: skip
                         delay = self._policy.delay(attempt, status=response.status_code)
                         if delay is None:
@@ -221,14 +235,18 @@ class AsyncClient(BaseClient):
                         attempt += 1
                         continue
                     handle = await asyncio.to_thread(open, temp, "wb")
+                    size = 0
                     try:
                         async for chunk in response.aiter_bytes(CHUNK):
                             handle.write(chunk)
+                            size += len(chunk)
                     finally:
                         handle.close()
-                    return response.headers.get("content-type")
+                    return fetched(response.headers, size)
                 finally:
                     await response.aclose()
+            except httpx.TooManyRedirects:
+                raise DownloadError(f"GET {where} redirects without end; not saved") from None
             except httpx.TransportError as exc:
                 delay = self._policy.delay(attempt, connection_error=True)
                 if delay is None:
@@ -260,8 +278,9 @@ class AsyncClient(BaseClient):
             if status == 409 and attempt > 0:
                 return {"status": "ready"}
             error = error_from_response(
-                status, response.headers, response.content, method="PUT", path=where
-            )
+                status, response.headers, response.content, method="PUT", path=where,
+                secrets=self._secrets,
+            )  # fmt: skip
             delay = self._policy.delay(attempt, status=status)
             if delay is None:
                 raise error

@@ -15,7 +15,9 @@ from mediagen.client._budget import Budget
 from mediagen.client._config import ClientConfig, _Secret
 from mediagen.client._download import OutputCache, download_output, save_generation
 from mediagen.client._models import Generation, GenerationOutput
-from mediagen.client._retry import RetryPolicy, gate_for
+from mediagen.client._requests import error_from_response
+from mediagen.client._retry import Attempts, RetryPolicy, gate_for
+from mediagen.client._transport import NOT_SENT, connection_error
 from mediagen.journal import Journal, make_record
 
 log = logging.getLogger("mediagen")
@@ -68,6 +70,8 @@ class BaseClient:
         self._gate = gate_for(_config.base_url, _config.key_fingerprint, _config.rate_limit)
         # A _Secret: even ``vars(client)`` in a traceback or a debugger shows "***".
         self._auth_headers = {"Authorization": _Secret(f"Bearer {_config.api_key}")}
+        #: masked in any server text the client surfaces (errors echoing request headers)
+        self._secrets = (_config.api_key,)
         self._clock = clock or time.monotonic
         self._cache = OutputCache(_config.cache_dir)
         path = _config.journal_path
@@ -134,7 +138,53 @@ class BaseClient:
     def _download_output(self, output: GenerationOutput, target: str | Path | None) -> Any:
         return self._run(download_output(self, output, target))
 
+    # --- retry decisions shared by the drivers ------------------------------------------
+
+    def _after_transport_error(self, spec: Any, tries: Attempts, exc: Exception) -> float:
+        """The pause before retrying after a transport failure; raises when it is final."""
+        delay = tries.next_delay(
+            connection_error=True,
+            idempotent=spec.idempotent,
+            sent=not isinstance(exc, NOT_SENT),
+        )
+        if delay is None:
+            raise connection_error(exc, spec.method, spec.path) from None
+        log.info("mediagen: %s %s: %s; retry in %.2fs", spec.method, spec.path,
+                 type(exc).__name__, delay)  # fmt: skip
+        return delay
+
+    def _after_error_status(
+        self, spec: Any, tries: Attempts, status: int, headers: Any, content: bytes
+    ) -> float:
+        """The pause before retrying after an error status; raises the error when final."""
+        error = error_from_response(
+            status, headers, content, method=spec.method, path=spec.path, secrets=self._secrets
+        )
+        delay = tries.next_delay(
+            status=status,
+            retry_after=getattr(error, "retry_after", None),
+            idempotent=spec.idempotent,
+        )
+        if delay is None:
+            raise error
+        log.info("mediagen: %s %s: HTTP %s; retry in %.2fs", spec.method, spec.path,
+                 status, delay)  # fmt: skip
+        return delay
+
     # --- journal --------------------------------------------------------------------------
+
+    def _journal_record(self, event, kind, body, key, generation, quote) -> dict[str, Any]:
+        return make_record(
+            event,
+            service=self._config.base_url,
+            key_id=self._config.key_fingerprint,
+            kind=kind,
+            request=body,
+            idempotency_key=key,
+            generation=generation,
+            estimate=quote.to_dict() if quote is not None else None,
+            secrets=self._secrets,
+        )
 
     def _journal_event(
         self,
@@ -148,21 +198,41 @@ class BaseClient:
         if self.journal is None:
             return
         try:
-            self.journal.append(
-                make_record(
-                    event,
-                    service=self._config.base_url,
-                    key_id=self._config.key_fingerprint,
-                    kind=kind,
-                    request=body,
-                    idempotency_key=key,
-                    generation=generation,
-                    estimate=quote.to_dict() if quote is not None else None,
-                    secrets=(self._config.api_key,),
-                )
-            )
+            self.journal.append(self._journal_record(event, kind, body, key, generation, quote))
         except OSError as exc:  # the journal must never break a submit
             log.warning("mediagen: could not write the request journal: %s", exc)
+
+    def _journal_attempt(self, kind: str, body: dict[str, Any], key: str, quote: Any) -> str:
+        """Journal a submit about to be sent; the idempotency key to send it with.
+
+        That is ``key``, unless an identical request of this key and service is unanswered
+        (its answer was lost): then that attempt's key, so the service returns the job it may
+        already have made instead of charging again.
+        """
+        if self.journal is None:
+            return key
+        try:
+            claimed = self.journal.claim_or_append(
+                self._journal_record("attempt", kind, body, key, None, quote)
+            )
+        except OSError as exc:
+            log.warning("mediagen: could not write the request journal: %s", exc)
+            return key
+        if claimed is None:
+            return key
+        log.warning(
+            "mediagen: an identical request sent earlier got no answer; sending this one with "
+            "its idempotency key %s, so it is charged at most once",
+            claimed,
+        )
+        return claimed
+
+    def _journal_unanswered(self) -> list[dict[str, Any]]:
+        if self.journal is None:
+            return []
+        return self.journal.unanswered(
+            service=self._config.base_url, key_id=self._config.key_fingerprint
+        )
 
     def _journal_finished(self, gen: Generation) -> None:
         if self.journal is None or not gen.done or not gen.id:

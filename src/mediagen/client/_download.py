@@ -3,8 +3,11 @@
 Output URLs are temporary, so the client copies each output into ``<cache_dir>/outputs/``
 as soon as it sees the generation completed (``wait(download=True)``). Downloads stream to a
 temporary file next to the target and are renamed into place (atomic: a crash never leaves a
-half file under the final name). The response's Content-Type is checked against the output's.
-An expired URL (403) is refreshed by re-reading the generation, once.
+half file under the final name). What arrives is checked before it is kept: a 2xx after
+redirects, not empty, as long as its Content-Length said, and of the output's media type; a
+bad download raises :class:`DownloadError`, is never cached, and leaves no temporary file.
+An expired URL (403) is refreshed by re-reading the generation, once. A file name the
+server suggests is reduced to a plain name inside the target directory.
 """
 
 from __future__ import annotations
@@ -19,11 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from mediagen.client import _requests, _wire
-from mediagen.client._effects import Blocking, Call, Fetch
+from mediagen.client._effects import Blocking, Call, Fetch, Fetched
 from mediagen.client._errors import MediagenError, NotFoundError, PermissionDeniedError
 from mediagen.client._models import Generation, GenerationOutput
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,10}")
+#: longest file name made from a server's suggestion (file systems allow 255 bytes)
+MAX_NAME = 150
 
 
 class DownloadError(MediagenError):
@@ -47,16 +53,38 @@ class OutputCache:
 
     def lookup(self, output: GenerationOutput) -> Path | None:
         path = self.path_for(output)
-        return path if path.is_file() else None
+        return path if is_kept(path) else None
+
+
+def is_kept(path: Path) -> bool:
+    """A cached file counts only if it has bytes (an empty one is never a valid output)."""
+    try:
+        return path.is_file() and path.stat().st_size > 0
+    except OSError:
+        return False
+
+
+def _plain_suffix(name: str) -> str:
+    suffix = Path(name).suffix.lower()
+    return suffix if _SUFFIX.fullmatch(suffix) else ""
 
 
 def suffix_of(output: GenerationOutput) -> str:
-    if output.filename and Path(output.filename).suffix:
-        return Path(output.filename).suffix.lower()
+    if output.filename and _plain_suffix(output.filename):
+        return _plain_suffix(output.filename)
     if output.content_type in _wire.CONTENT_TYPE_SUFFIXES:
         return _wire.CONTENT_TYPE_SUFFIXES[output.content_type]
-    path = (output.url or "").split("?", 1)[0]
-    return Path(path).suffix.lower()
+    return _plain_suffix((output.url or "").split("?", 1)[0])
+
+
+def safe_name(suggested: str | None, fallback: str) -> str:
+    """A plain file name from a server's suggestion: no directories, no ``.``/``..``, no
+    hidden or over-long names; ``fallback`` when nothing usable is left."""
+    name = _SAFE.sub("_", Path((suggested or "").replace("\\", "/")).name).lstrip(".")
+    if len(name) > MAX_NAME:
+        suffix = _plain_suffix(name)
+        name = name[: MAX_NAME - len(suffix)] + suffix
+    return name if name.strip("._-") else fallback
 
 
 def _temp_for(path: Path) -> Path:
@@ -74,15 +102,34 @@ def check_content_type(expected: str | None, got: str | None) -> None:
         raise DownloadError(f"The download is {got!r}, but the output is {expected!r}; not saved.")
 
 
+def check_download(output: GenerationOutput, got: Fetched) -> None:
+    """Raise DownloadError unless ``got`` can be this output's file."""
+    where = (output.url or "").split("?", 1)[0]
+    if got.size == 0:
+        raise DownloadError(f"The download of {where} is empty; not saved.")
+    if got.declared_size is not None and got.declared_size != got.size:
+        raise DownloadError(
+            f"The download of {where} is {got.size} bytes, but the server announced "
+            f"{got.declared_size}; not saved."
+        )
+    check_content_type(output.content_type, got.content_type)
+
+
 def _install(temp: Path, final: Path) -> None:
     os.replace(temp, final)
 
 
 def _write_atomic(data: bytes, final: Path) -> None:
+    if not data:
+        raise DownloadError("The output's inline data is empty; not saved.")
     final.parent.mkdir(parents=True, exist_ok=True)
     temp = _temp_for(final)
-    temp.write_bytes(data)
-    os.replace(temp, final)
+    try:
+        temp.write_bytes(data)
+        os.replace(temp, final)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
 
 
 def _copy_atomic(source: Path, dest: Path) -> Path:
@@ -90,8 +137,12 @@ def _copy_atomic(source: Path, dest: Path) -> Path:
     if dest.exists() and os.path.samefile(source, dest):
         return dest
     temp = _temp_for(dest)
-    shutil.copyfile(source, temp)
-    os.replace(temp, dest)
+    try:
+        shutil.copyfile(source, temp)
+        os.replace(temp, dest)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
     return dest
 
 
@@ -108,8 +159,7 @@ def destination(output: GenerationOutput, cached: Path, target: str | Path) -> P
     text = str(target)
     path = Path(target).expanduser()
     if path.is_dir() or text.endswith(("/", os.sep)) or not path.suffix:
-        name = output.filename or cached.name
-        return path / _SAFE.sub("_", Path(name).name)
+        return path / safe_name(output.filename, cached.name)
     return path
 
 
@@ -117,7 +167,7 @@ def download_output(client: Any, output: GenerationOutput, target: str | Path | 
     """Flow: make sure the output is in the cache; copy it to ``target`` if given."""
     cache: OutputCache = client._cache
     final = cache.path_for(output)
-    if not final.is_file():
+    if not is_kept(final):
         yield Blocking(_mkdir, (final.parent,))
         if output.b64_json:
             yield Blocking(_write_atomic, (base64.b64decode(output.b64_json), final))
@@ -136,7 +186,7 @@ def _fetch_into(client: Any, output: GenerationOutput, final: Path):
             raise DownloadError(f"output {output.asset_id} has no URL")
         temp = _temp_for(final)
         try:
-            content_type = yield Fetch(output.url, temp)
+            got = yield Fetch(output.url, temp)
         except (PermissionDeniedError, NotFoundError):
             yield Blocking(_unlink, (temp,))
             if refreshed or not output.generation_id:
@@ -155,7 +205,7 @@ def _fetch_into(client: Any, output: GenerationOutput, final: Path):
             yield Blocking(_unlink, (temp,))
             raise
         try:
-            check_content_type(output.content_type, content_type)
+            check_download(output, got)
         except DownloadError:
             yield Blocking(_unlink, (temp,))
             raise

@@ -17,9 +17,16 @@ from mediagen.client._requests import RequestSpec
 
 @dataclass(frozen=True)
 class Call:
-    """Send an API request (auth, retries, rate limiting); the result is the decoded JSON."""
+    """Send an API request (auth, retries, rate limiting); the result is the decoded JSON.
+
+    ``deadline`` (on the driver's clock, see :class:`Now`) bounds the whole request, retries
+    included. ``persistent`` retries transient failures until then instead of ``max_retries``
+    times (a wait riding out an outage).
+    """
 
     spec: RequestSpec
+    deadline: float | None = None
+    persistent: bool = False
 
 
 @dataclass(frozen=True)
@@ -29,10 +36,22 @@ class Sleep:
 
 @dataclass(frozen=True)
 class Fetch:
-    """Stream ``url`` (outside ``/v1``; no API key) into ``temp``; result: the Content-Type."""
+    """Stream ``url`` (outside ``/v1``; no API key; redirects followed) into ``temp``.
+
+    The result is a :class:`Fetched`; a final status that is not 2xx is an error.
+    """
 
     url: str
     temp: Path
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """What a download delivered: its Content-Type, the bytes written, the Content-Length."""
+
+    content_type: str | None
+    size: int
+    declared_size: int | None
 
 
 @dataclass(frozen=True)

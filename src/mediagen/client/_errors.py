@@ -2,13 +2,13 @@
 
 Every API error carries ``status``, ``code``, ``message``, ``details`` (422: one entry per
 field), ``trace_id``; ``RateLimitError`` adds ``retry_after``; ``PaymentRequiredError`` adds
-``needed`` / ``available`` when the message states them. None of them ever holds the API key:
-they are built from the response body, never from the request headers.
+``needed`` / ``available`` (from structured data, not the message). None of them ever holds
+the API key: they are built from the response body (redacted), never from request headers.
 """
 
 from __future__ import annotations
 
-import re
+import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,6 +22,8 @@ class APIError(MediagenError):
 
     status: int | None
     code: str | None
+    #: set on a submit whose outcome is unknown (5xx): the key that recovers the job
+    idempotency_key: str | None = None
 
     def __init__(
         self,
@@ -100,20 +102,14 @@ class AuthenticationError(APIError):
 class PaymentRequiredError(APIError):
     """402 ``payment_required``: credits (or the member cap) do not cover the request.
 
-    Nothing ran and nothing was reserved. ``needed`` / ``available`` are parsed from the message
-    when it states them (else None).
+    Nothing ran and nothing was reserved. ``needed`` (the request's price after discount) and
+    ``available`` (the key's balance) are read from the estimate and ``GET /v1/credits`` when
+    a submit is refused, never from the message (which is not meant for parsing); None when
+    they could not be read.
     """
 
-    @property
-    def needed(self) -> float | None:
-        return _number_after(self.message, r"needs\s+")
-
-    @property
-    def available(self) -> float | None:
-        found = _number_after(self.message, r"(?:has|only)\s+")
-        if found is None:
-            found = _number_before(self.message, r"\s+(?:credits\s+)?(?:available|remain)")
-        return found
+    needed: float | None = None
+    available: float | None = None
 
 
 class PermissionDeniedError(APIError):
@@ -156,7 +152,12 @@ class ServerError(APIError):
 
 
 class APIConnectionError(MediagenError):
-    """The service could not be reached (or the connection dropped) after all retries."""
+    """The service could not be reached (or the connection dropped) after all retries.
+
+    On a submit, ``idempotency_key`` names the attempt: the job may exist (see the message).
+    """
+
+    idempotency_key: str | None = None
 
     def __init__(self, message: str, *, method: str | None = None, path: str | None = None):
         super().__init__(message)
@@ -188,6 +189,62 @@ class WaitTimeoutError(MediagenError, TimeoutError):
             "complete and be charged; nothing was resubmitted. Wait again with "
             f"client.generations.wait({generation_id!r})."
         )
+
+
+def unanswered_submit(error: Any, idempotency_key: str) -> Any:
+    """``error`` (a connection failure or 5xx on a submit) saying how to recover the job."""
+    found = copy.copy(error)
+    found.idempotency_key = idempotency_key
+    found.message = f"{error.message}. {_recovery_hint(idempotency_key)}"
+    found.args = (found.message,)
+    return found
+
+
+def _recovery_hint(key: str) -> str:
+    return (
+        "The service may have created (and charged) this job. Nothing is charged twice: "
+        f"running the same call again reuses idempotency key {key!r}, so the service returns "
+        "the original job; client.generations.recover() looks it up without submitting."
+    )
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (a kernel interrupt) stopped a client call; the message says what is left."""
+
+    __module__ = "mediagen"
+
+
+class WaitInterrupted(Interrupted):
+    """An interrupt stopped ``wait()``: the job keeps running and was not resubmitted."""
+
+    __module__ = "mediagen"
+
+    def __init__(self, generation_id: str, generation: Any = None) -> None:
+        self.generation_id = generation_id
+        self.generation = generation
+        status = getattr(generation, "status", None)
+        seen = f" (last seen {status})" if status else ""
+        state = (
+            "It had finished; nothing was resubmitted."
+            if status in ("completed", "failed")
+            else "The job keeps running at the service and was not resubmitted; it is charged "
+            "only if it completes."
+        )
+        super().__init__(
+            f"Stopped waiting for generation {generation_id}{seen}. {state} "
+            f"Resume with client.generations.wait({generation_id!r})."
+        )
+
+
+class SubmitInterrupted(Interrupted):
+    """An interrupt stopped a submit before its answer arrived: the job may exist."""
+
+    __module__ = "mediagen"
+
+    def __init__(self, idempotency_key: str) -> None:
+        self.idempotency_key = idempotency_key
+        hint = _recovery_hint(idempotency_key)
+        super().__init__(f"Interrupted before the service answered. {hint}")
 
 
 class GenerationFailed(MediagenError):
@@ -267,16 +324,3 @@ def error_class(status: int, code: str | None) -> type[APIError]:
     if code and code in CODE_ERRORS:
         return CODE_ERRORS[code]
     return BadRequestError
-
-
-_NUMBER = r"(-?\d+(?:\.\d+)?)"
-
-
-def _number_after(text: str, prefix: str) -> float | None:
-    found = re.search(prefix + _NUMBER, text or "")
-    return float(found.group(1)) if found else None
-
-
-def _number_before(text: str, suffix: str) -> float | None:
-    found = re.search(_NUMBER + suffix, text or "")
-    return float(found.group(1)) if found else None

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+from mediagen._redact import redact, redact_bytes, redact_value
 from mediagen.client import _errors, _wire
 from mediagen.client._retry import parse_retry_after
 
@@ -161,14 +162,20 @@ def error_from_response(
     *,
     method: str | None = None,
     path: str | None = None,
+    secrets: tuple[str, ...] = (),
 ) -> _errors.APIError:
     """The exception for an error response; both the spec's body and FastAPI's are read.
+
+    Everything taken from the body is redacted first (``secrets`` and anything that looks like
+    a credential): a server or proxy that echoes the request's headers must not put the key
+    into a message, a repr or a traceback.
 
     Shapes: ``{"error": {code, message, details, trace_id}}`` (the spec's), ``{"detail":
     [{loc, msg, type}]}`` (the 422 of ``GET /v1/generations/{id}`` may carry it), ``{"detail":
     "text"}``, or a body that is not JSON at all.
     """
-    body = decode_json(content)
+    content = redact_bytes(content, secrets)
+    body = redact_value(decode_json(content), secrets)
     code = message = trace_id = None
     details: list[dict[str, Any]] = []
     if isinstance(body, Mapping) and isinstance(body.get("error"), Mapping):
@@ -190,6 +197,7 @@ def error_from_response(
     if not message:
         text = content[:300].decode("utf-8", "replace").strip() if content else ""
         message = text or f"HTTP {status} with no error body"
+    message = redact(str(message), secrets)
     trace_id = trace_id or _header(headers, _wire.TRACE_HEADER)
     cls = _errors.error_class(status, code)
     kwargs: dict[str, Any] = {
@@ -203,7 +211,7 @@ def error_from_response(
     }
     if cls is _errors.RateLimitError:
         kwargs["retry_after"] = parse_retry_after(_header(headers, _wire.RETRY_AFTER_HEADER))
-    return cls(str(message), **kwargs)
+    return cls(message, **kwargs)
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:
@@ -223,6 +231,7 @@ def parse_response(
     *,
     method: str | None = None,
     path: str | None = None,
+    secrets: tuple[str, ...] = (),
 ) -> Any:
     """The decoded JSON of a 2xx response; raises the matching ``APIError`` otherwise."""
     if 200 <= status < 300:
@@ -235,7 +244,7 @@ def parse_response(
                 path=path,
             )
         return data
-    raise error_from_response(status, headers, content, method=method, path=path)
+    raise error_from_response(status, headers, content, method=method, path=path, secrets=secrets)
 
 
 def page_items(page: Mapping[str, Any]) -> list[Any]:

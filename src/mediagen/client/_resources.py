@@ -9,6 +9,7 @@ share every line of logic.
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import os
 import uuid
@@ -20,10 +21,16 @@ from mediagen.client import _progress_hook, _requests, _uploads, _wait, _wire
 from mediagen.client._budget import active_budgets
 from mediagen.client._effects import Call, Emit
 from mediagen.client._errors import (
+    APIConnectionError,
     APIError,
     LocalValidationError,
     NotFoundError,
+    PaymentRequiredError,
+    ServerError,
+    SubmitInterrupted,
     UnknownFieldError,
+    WaitInterrupted,
+    unanswered_submit,
 )
 from mediagen.client._models import (
     Asset,
@@ -33,6 +40,7 @@ from mediagen.client._models import (
     GenerationOutput,
     ModelInfo,
     UploadTicket,
+    parse_datetime,
 )
 
 _NOT_GIVEN: Any = object()
@@ -169,7 +177,8 @@ def submit(
     """
     check_fields(kind, fields)
     body = {k: v for k, v in fields.items() if v is not None}
-    key = body.pop("idempotency_key", None) or new_idempotency_key()
+    own_key = body.pop("idempotency_key", None)
+    key = own_key or new_idempotency_key()
     body = yield from resolve_references(client, body)
     config = client._config
     budgets = tuple(active_budgets())
@@ -207,16 +216,42 @@ def submit(
             for found in taken:
                 found.release(price)
             raise
-    client._journal_event("attempt", kind, body, key, None, quote)
+    if own_key:
+        client._journal_event("attempt", kind, body, key, None, quote)
+    else:
+        key = client._journal_attempt(kind, body, key, quote)
     try:
         data = yield Call(_requests.submit(kind, body, key, extra_headers))
-    except APIError:
+    except (APIConnectionError, ServerError) as exc:
+        # The outcome is unknown: the job may exist. Keep the budget's share, say how to recover.
+        client._journal_event("unanswered", kind, body, key, None, quote)
+        raise unanswered_submit(exc, key) from None
+    except APIError as exc:
         for found in taken:
             found.release(price)
+        if isinstance(exc, PaymentRequiredError):
+            yield from explain_refusal(client, exc, body, quote, entry)
         raise
+    except KeyboardInterrupt:
+        client._journal_event("unanswered", kind, body, key, None, quote)
+        raise SubmitInterrupted(key) from None
     gen = Generation.from_dict(data, client=client)
     client._journal_event("submitted", kind, body, key, gen, quote)
     return gen
+
+
+def explain_refusal(client: Any, error: PaymentRequiredError, body: dict[str, Any],
+                    quote: Estimate | None, entry: ModelInfo | None):  # fmt: skip
+    """Flow: fill ``needed`` / ``available`` of a 402 from the estimate and the balance (the
+    message is for people, not for parsing); left None if they cannot be read."""
+    try:
+        if quote is None and isinstance(body.get("model"), str):
+            quote = yield from estimate_for_request(client, body, entry)
+        if quote is not None:
+            error.needed = quote.credits_after_discount
+        error.available = (yield from _credits(client)).balance
+    except (APIError, APIConnectionError):
+        pass
 
 
 class _Create(_Resource):
@@ -249,7 +284,11 @@ class _Create(_Resource):
             validate=validate,
             estimate=estimate,
         )
-        return self._client._run(flow)
+        __tracebackhide__ = True  # IPython and pytest show the caller's line, not ours
+        try:
+            return self._client._run(flow)
+        except SubmitInterrupted as exc:  # the message says all; the flow's frames do not help
+            raise exc.with_traceback(None) from None
 
 
 class Videos(_Create):
@@ -307,9 +346,46 @@ def _fetch_many(client: Any, ids: Iterable[str]):
     return out
 
 
+#: how far before a lost attempt (by this machine's clock) its job is looked for
+RECOVER_CLOCK_SLACK = dt.timedelta(minutes=15)
+
+
+def _recover(client: Any):
+    """Flow: find, by idempotency key, the jobs of submits whose answer was lost (read only)."""
+    lost = {r["idempotency_key"]: r for r in client._journal_unanswered()}
+    if not lost:
+        return []
+    times = [parse_datetime(r.get("at")) for r in lost.values()]
+    known = [t for t in times if t is not None]
+    since = min(known) - RECOVER_CLOCK_SLACK if len(known) == len(times) else None
+    found = []
+    query: dict[str, Any] = {"limit": _wire.PAGE_SIZE_MAX, "created_after": since}
+    while lost:
+        page = yield Call(_requests.list_generations(**query))
+        for item in _requests.page_items(page):
+            record = (
+                lost.pop(item.get("idempotency_key") or "", None)
+                if isinstance(item, dict)
+                else None
+            )
+            if record is None:
+                continue
+            gen = Generation.from_dict(item, client=client)
+            client._journal_event("submitted", record.get("kind"), record.get("request"),
+                                  gen.idempotency_key, gen, None)  # fmt: skip
+            found.append(gen)
+        cursor = _requests.page_next_cursor(page)
+        if cursor is None:
+            break
+        query["after"] = cursor
+    return found
+
+
 def _resume(client: Any, wait: bool, download: bool):
-    records = client._journal_pending()
-    gens = yield from _fetch_many(client, [r["generation_id"] for r in records])
+    recovered = yield from _recover(client)
+    ids = [r["generation_id"] for r in client._journal_pending()]
+    ids += [g.id for g in recovered if g.id not in ids]  # even if it finished meanwhile
+    gens = yield from _fetch_many(client, ids)
     out = []
     for gen in gens:
         if gen.done:
@@ -422,14 +498,20 @@ class Generations(_Resource):
         (``download=False`` skips that). A failed generation is returned, not raised: call
         ``.raise_for_error()``.
         """
+        __tracebackhide__ = True  # IPython and pytest show the caller's line, not ours
         callback = on_update or progress
-        if callback is None:
-            gid = getattr(generation, "id", generation)
-            with _progress_hook.task(f"Waiting for generation {gid}") as bar:
-                if bar is not None:
-                    callback = lambda g: bar.update(message=_progress_hook.generation_status(g))  # noqa: E731
-                return self._wait(generation, timeout, callback, poll_interval, download)
-        return self._wait(generation, timeout, callback, poll_interval, download)
+        gid = _wait.generation_id(generation)
+        try:
+            if callback is None:
+                with _progress_hook.task(f"Waiting for generation {gid}") as bar:
+                    if bar is not None:
+                        callback = lambda g: bar.update(message=_progress_hook.generation_status(g))  # noqa: E731
+                    return self._wait(generation, timeout, callback, poll_interval, download)
+            return self._wait(generation, timeout, callback, poll_interval, download)
+        except KeyboardInterrupt as exc:
+            # A short, clear interruption: the job, that it keeps running, how to resume.
+            found = exc if isinstance(exc, WaitInterrupted) else WaitInterrupted(gid)
+            raise found.with_traceback(None) from None
 
     def _wait(self, generation, timeout, callback, poll_interval, download) -> Any:
         from mediagen.client._config import normalize_poll_interval
@@ -481,11 +563,24 @@ class Generations(_Resource):
         return self._client._iterate(flow)
 
     def pending(self) -> list[dict[str, Any]]:
-        """Journal records of generations this machine submitted that were last seen pending."""
-        return self._client._journal_pending()
+        """Journal records of generations this machine submitted that were last seen pending,
+        then submits whose answer was lost (``event`` ``"unanswered"``, no ``generation_id``
+        yet: :meth:`recover` looks them up)."""
+        return self._client._journal_pending() + self._client._journal_unanswered()
+
+    def recover(self) -> Any:
+        """Find the jobs of submits whose answer never arrived (a dropped connection, a 5xx,
+        an interrupt, a crash), by their idempotency keys; read only, nothing is submitted.
+
+        Returns the generations found (journaled, so ``pending()``/``resume()`` know them). A
+        lost submit not found here never reached the service; sending the same request again
+        reuses its idempotency key, so it is charged at most once either way.
+        """
+        return self._client._run(_recover(self._client))
 
     def resume(self, *, wait: bool = False, download: bool | None = None) -> Any:
-        """Re-attach after a kernel restart: the current state of every journaled pending job.
+        """Re-attach after a kernel restart: the current state of every journaled pending job,
+        including those of submits whose answer was lost (:meth:`recover` runs first).
 
         Finished ones are journaled (and downloaded); ``wait=True`` also waits for the rest.
         """

@@ -16,7 +16,8 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 NEVER_RETRY = frozenset({400, 401, 402, 403, 404, 409, 422})
@@ -73,6 +74,65 @@ class RetryPolicy:
             # Honour the hint; a little jitter spreads clients that were told the same time.
             return retry_after + min(0.25, retry_after * 0.1) * rand()
         return self.backoff(attempt, rand)
+
+
+class DeadlinePassed(Exception):
+    """Raised by :class:`Attempts` when the caller's deadline leaves no time for a request."""
+
+
+class Attempts:
+    """The retry budget of one request, and the time it may take.
+
+    Without a deadline: the policy's ``max_retries``. With ``persistent`` (a wait polling
+    through an outage), transient errors are retried with capped backoff for as long as the
+    deadline allows (forever without one). With a ``deadline`` (on ``clock``), every attempt's
+    timeout and every pause is cut to the time left, so the request ends by then.
+    """
+
+    def __init__(
+        self,
+        policy: RetryPolicy,
+        clock: Callable[[], float],
+        deadline: float | None = None,
+        persistent: bool = False,
+    ) -> None:
+        self.policy = policy
+        self.clock = clock
+        self.deadline = deadline
+        self.persistent = persistent
+        self.count = 0
+
+    def left(self) -> float | None:
+        """Seconds to the deadline (None without one); raises DeadlinePassed at zero."""
+        if self.deadline is None:
+            return None
+        left = self.deadline - self.clock()
+        if left <= 0:
+            raise DeadlinePassed()
+        return left
+
+    def timeout(self, configured: float) -> float | None:
+        """The timeout of the next attempt: the configured one, cut to the time left."""
+        left = self.left()
+        return None if left is None else min(configured, left)
+
+    def pause(self, seconds: float) -> float:
+        """``seconds`` cut to the time left."""
+        left = self.left()
+        return seconds if left is None else min(seconds, left)
+
+    def next_delay(self, **situation: Any) -> float | None:
+        """How long to wait before retrying (cut to the deadline), or None if final."""
+        attempt = self.count
+        if self.persistent:
+            attempt = min(attempt, 30)  # keep backing off at the cap, never give up
+            delay = replace(self.policy, max_retries=attempt + 1).delay(attempt, **situation)
+        else:
+            delay = self.policy.delay(attempt, **situation)
+        if delay is None:
+            return None
+        self.count += 1
+        return self.pause(delay)
 
 
 def parse_retry_after(value: str | None) -> float | None:

@@ -13,37 +13,30 @@ from typing import Any
 import httpx
 
 from mediagen.client import _batch, _progress_hook
-from mediagen.client._base import USER_AGENT, BaseClient, log
-from mediagen.client._effects import Blocking, Call, Emit, Fetch, Invoke, Now, Put, Sleep
-from mediagen.client._errors import APIConnectionError, APITimeoutError
+from mediagen.client._base import USER_AGENT, BaseClient
+from mediagen.client._download import DownloadError
+from mediagen.client._effects import (
+    Blocking,
+    Call,
+    Emit,
+    Fetch,
+    Fetched,
+    Invoke,
+    Now,
+    Put,
+    Sleep,
+)
 from mediagen.client._requests import RequestSpec, decode_json, error_from_response
-
-CHUNK = 1 << 20
-_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout)
-
-
-def connection_error(exc: Exception, method: str, where: str) -> APIConnectionError:
-    """An APIConnectionError / APITimeoutError for a transport failure (no headers in it)."""
-    cls = APITimeoutError if isinstance(exc, httpx.TimeoutException) else APIConnectionError
-    what = "timed out" if cls is APITimeoutError else "failed"
-    return cls(
-        f"{method} {where} {what} after retries: {type(exc).__name__}: {exc}",
-        method=method,
-        path=where,
-    )
-
-
-def file_url_path(url: str) -> str:
-    """A file URL without its query (the signature) for messages."""
-    return url.split("?", 1)[0]
-
-
-def strip_auth(request: httpx.Request) -> httpx.Request:
-    """Upload and output URLs never get the API key, whatever the http client's defaults."""
-    for name in ("Authorization", "Proxy-Authorization"):
-        if name in request.headers:
-            del request.headers[name]
-    return request
+from mediagen.client._retry import Attempts, DeadlinePassed
+from mediagen.client._transport import (
+    CHUNK,
+    check_final_status,
+    connection_error,
+    deadline_error,
+    fetched,
+    file_url_path,
+    strip_auth,
+)
 
 
 class Client(BaseClient):
@@ -138,7 +131,7 @@ class Client(BaseClient):
             value, error = None, None
             try:
                 value = self._perform(effect)
-            except Exception as exc:
+            except BaseException as exc:  # an interrupt too: the flow cleans up and explains
                 error = exc
 
     def _iterate(self, flow: Any) -> Iterator[Any]:
@@ -156,7 +149,7 @@ class Client(BaseClient):
                     continue
                 try:
                     value = self._perform(effect)
-                except Exception as exc:
+                except BaseException as exc:
                     error = exc
         finally:
             flow.close()
@@ -164,7 +157,7 @@ class Client(BaseClient):
     def _perform(self, effect: Any) -> Any:
         kind = type(effect)
         if kind is Call:
-            return self._call(effect.spec)
+            return self._call(effect.spec, effect.deadline, effect.persistent)
         if kind is Sleep:
             if effect.seconds > 0:
                 self._sleep(effect.seconds)
@@ -186,70 +179,74 @@ class Client(BaseClient):
 
     # --- I/O ------------------------------------------------------------------------------
 
-    def _call(self, spec: RequestSpec) -> Any:
+    def _call(
+        self, spec: RequestSpec, deadline: float | None = None, persistent: bool = False
+    ) -> Any:
         url = self._config.base_url + spec.path
         headers = {**self._auth_headers, **spec.headers} if spec.headers else self._auth_headers
-        policy, gate = self._policy, self._gate
-        attempt = 0
-        while True:
-            seen, hold = gate.penalties, gate.acquire()
-            while hold > 0:
-                self._sleep(hold)
-                hold = 0.0
-                if gate.penalties != seen and gate.blocked_for > 0:
-                    # a 429 that came back while this request was held holds it again
-                    seen, hold = gate.penalties, gate.acquire()
-            try:
-                response = self._http.request(
-                    spec.method, url, params=spec.params or None, json=spec.json, headers=headers
-                )
-            except httpx.TransportError as exc:
-                delay = policy.delay(
-                    attempt,
-                    connection_error=True,
-                    idempotent=spec.idempotent,
-                    sent=not isinstance(exc, _NOT_SENT),
-                )
-                if delay is None:
-                    raise connection_error(exc, spec.method, spec.path) from None
-                log.info("mediagen: %s %s: %s; retry in %.2fs", spec.method, spec.path,
-                         type(exc).__name__, delay)  # fmt: skip
-                self._sleep(delay)
-                attempt += 1
-                continue
-            status = response.status_code
-            if status < 300:
-                return decode_json(response.content)
-            error = error_from_response(
-                status, response.headers, response.content, method=spec.method, path=spec.path
-            )
-            retry_after = getattr(error, "retry_after", None)
-            delay = policy.delay(
-                attempt, status=status, retry_after=retry_after, idempotent=spec.idempotent
-            )
-            if delay is None:
-                raise error
-            log.info("mediagen: %s %s: HTTP %s; retry in %.2fs", spec.method, spec.path,
-                     status, delay)  # fmt: skip
-            if status == 429:
-                gate.penalize(delay)  # every request of this key waits, not just this one
-            else:
-                self._sleep(delay)
-            attempt += 1
+        tries, gate = Attempts(self._policy, self._clock, deadline, persistent), self._gate
+        try:
+            while True:
+                seen, hold = gate.penalties, gate.acquire()
+                while hold > 0:
+                    self._sleep(tries.pause(hold))
+                    hold = 0.0
+                    if gate.penalties != seen and gate.blocked_for > 0:
+                        # a 429 that came back while this request was held holds it again
+                        seen, hold = gate.penalties, gate.acquire()
+                try:
+                    status, response_headers, content = self._exchange(spec, url, headers, tries)
+                except httpx.TransportError as exc:
+                    self._sleep(self._after_transport_error(spec, tries, exc))
+                    continue
+                if status < 300:
+                    return decode_json(content)
+                delay = self._after_error_status(spec, tries, status, response_headers, content)
+                if status == 429:
+                    gate.penalize(delay)  # every request of this key waits, not just this one
+                else:
+                    self._sleep(delay)
+        except DeadlinePassed:
+            raise deadline_error(spec.method, spec.path) from None
 
-    def _fetch(self, url: str, temp: Path) -> str | None:
+    def _exchange(
+        self, spec: RequestSpec, url: str, headers: Any, tries: Attempts
+    ) -> tuple[int, httpx.Headers, bytes]:
+        """One attempt; with a deadline, the whole exchange (not each read) ends by it."""
+        timeout = tries.timeout(self._config.timeout)
+        if timeout is None:
+            response = self._http.request(
+                spec.method, url, params=spec.params or None, json=spec.json, headers=headers
+            )
+            return response.status_code, response.headers, response.content
+        request = self._http.build_request(
+            spec.method, url, params=spec.params or None, json=spec.json, headers=headers,
+            timeout=httpx.Timeout(timeout),
+        )  # fmt: skip
+        response = self._http.send(request, stream=True)
+        try:
+            chunks = []
+            for chunk in response.iter_bytes():
+                chunks.append(chunk)
+                tries.left()  # a body trickling past the deadline is abandoned
+            return response.status_code, response.headers, b"".join(chunks)
+        finally:
+            response.close()
+
+    def _fetch(self, url: str, temp: Path) -> Fetched:
         attempt = 0
         where = file_url_path(url)
         while True:
             request = strip_auth(self._http.build_request("GET", url))
             try:
-                response = self._http.send(request, stream=True)
+                response = self._http.send(request, stream=True, follow_redirects=True)
                 try:
+                    check_final_status(response.status_code, where)
                     if response.status_code >= 400:
                         response.read()
                         error = error_from_response(
                             response.status_code, response.headers, response.content,
-                            method="GET", path=where,
+                            method="GET", path=where, secrets=self._secrets,
                         )  # fmt: skip
                         delay = self._policy.delay(attempt, status=response.status_code)
                         if delay is None:
@@ -257,12 +254,16 @@ class Client(BaseClient):
                         self._sleep(delay)
                         attempt += 1
                         continue
+                    size = 0
                     with open(temp, "wb") as handle:
                         for chunk in response.iter_bytes(CHUNK):
                             handle.write(chunk)
-                    return response.headers.get("content-type")
+                            size += len(chunk)
+                    return fetched(response.headers, size)
                 finally:
                     response.close()
+            except httpx.TooManyRedirects:
+                raise DownloadError(f"GET {where} redirects without end; not saved") from None
             except httpx.TransportError as exc:
                 delay = self._policy.delay(attempt, connection_error=True)
                 if delay is None:
@@ -294,8 +295,9 @@ class Client(BaseClient):
             if status == 409 and attempt > 0:
                 return {"status": "ready"}  # an earlier attempt delivered the bytes
             error = error_from_response(
-                status, response.headers, response.content, method="PUT", path=where
-            )
+                status, response.headers, response.content, method="PUT", path=where,
+                secrets=self._secrets,
+            )  # fmt: skip
             delay = self._policy.delay(attempt, status=status)
             if delay is None:
                 raise error

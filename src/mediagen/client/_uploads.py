@@ -2,7 +2,7 @@
 
 The bytes are streamed in chunks (constant memory for a file of any size) with exactly the
 ``required_headers`` of the registration; the API key is never sent to the upload URL. A
-ticket that expired (the ten minutes lapsed, or the service says 403 expired) is registered
+ticket that expired (its ``expires_at`` passed, or the upload URL answers 403) is registered
 again, once.
 """
 
@@ -138,8 +138,11 @@ def upload(client: Any, source: Source, ticket: UploadTicket | None = None):
     while True:
         try:
             data = yield Put(str(ticket.upload_url), dict(ticket.required_headers), source)
-        except PermissionDeniedError as exc:
-            if registered_again or "expire" not in (exc.message or "").lower():
+        except PermissionDeniedError:
+            # A 403 from the upload URL means its signature no longer holds (expired, or the
+            # clocks disagree): a fresh ticket fixes that; the message is not read (it is not
+            # meant for parsing). Once only: a second refusal is the answer.
+            if registered_again:
                 raise
             ticket = yield from register(client, source.filename, source.content_type, source.size)
             registered_again = True

@@ -19,7 +19,7 @@ from typing import Any
 from mediagen.client import _requests, _wire
 from mediagen.client._download import save_generation
 from mediagen.client._effects import Call, Emit, Invoke, Now, Sleep
-from mediagen.client._errors import WaitTimeoutError
+from mediagen.client._errors import APITimeoutError, WaitInterrupted, WaitTimeoutError
 from mediagen.client._models import Generation
 
 BACKOFF = 1.5
@@ -53,6 +53,13 @@ def finish(client: Any, gen: Generation, download: bool):
     return gen
 
 
+def poll(client: Any, gid: str, deadline: float | None):
+    """Flow: read one generation; transient failures are retried until ``deadline``."""
+    spec = _requests.get_generation(gid)
+    data = yield Call(spec, deadline=deadline, persistent=True)
+    return Generation.from_dict(data, client=client)
+
+
 def wait(
     client: Any,
     target: Any,
@@ -62,23 +69,34 @@ def wait(
     poll_interval: tuple[float, float],
     download: bool,
 ):
+    """Flow: poll until terminal. ``timeout`` is a deadline for the whole wait: every poll
+    (and its retries through an outage) ends by then, and then WaitTimeoutError says so."""
     gid = generation_id(target)
     start = yield Now()
-    gen = target if isinstance(target, Generation) and target.done else None
-    if gen is None:
-        gen = Generation.from_dict((yield Call(_requests.get_generation(gid))), client=client)
-    steps = intervals(poll_interval)
-    while not gen.done:
-        if on_update is not None:
-            yield Invoke(on_update, (gen,))
-        elapsed = (yield Now()) - start
-        if timeout is not None and elapsed >= timeout:
-            raise WaitTimeoutError(gid, timeout, gen)
-        pause = next(steps)
-        if timeout is not None:
-            pause = min(pause, max(0.0, timeout - elapsed))
-        yield Sleep(pause)
-        gen = Generation.from_dict((yield Call(_requests.get_generation(gid))), client=client)
+    deadline = None if timeout is None else start + timeout
+    gen = target if isinstance(target, Generation) else None
+    try:
+        if gen is None or not gen.done:
+            gen = yield from poll(client, gid, deadline)
+        steps = intervals(poll_interval)
+        while not gen.done:
+            if on_update is not None:
+                yield Invoke(on_update, (gen,))
+            now = yield Now()
+            if deadline is not None and now >= deadline:
+                raise WaitTimeoutError(gid, timeout, gen)
+            pause = next(steps)
+            if deadline is not None:
+                pause = min(pause, max(0.0, deadline - now))
+            yield Sleep(pause)
+            gen = yield from poll(client, gid, deadline)
+    except APITimeoutError:
+        now = yield Now()
+        if deadline is None or now < deadline:
+            raise
+        raise WaitTimeoutError(gid, timeout, gen) from None
+    except KeyboardInterrupt:
+        raise WaitInterrupted(gid, gen) from None
     gen = yield from finish(client, gen, download)
     if on_update is not None:
         yield Invoke(on_update, (gen,))
@@ -105,10 +123,23 @@ def watch(
         gid = generation_id(item)
         pending[gid] = item if isinstance(item, Generation) else None
     start = yield Now()
+    deadline = None if timeout is None else start + timeout
+    try:
+        yield from _watch_rounds(client, pending, start, timeout, deadline, on_update,
+                                 poll_interval, download)  # fmt: skip
+    except APITimeoutError:
+        now = yield Now()
+        if deadline is None or now < deadline or not pending:
+            raise
+        first = next(iter(pending))
+        raise WaitTimeoutError(first, timeout, pending[first]) from None
+
+
+def _watch_rounds(client, pending, start, timeout, deadline, on_update, poll_interval, download):
     # Already-terminal ones first; unknown ones (ids only) are read once to learn created_at.
     for gid, gen in list(pending.items()):
         if gen is None:
-            gen = Generation.from_dict((yield Call(_requests.get_generation(gid))), client=client)
+            gen = yield from poll(client, gid, deadline)
             pending[gid] = gen
         if gen.done:
             del pending[gid]
@@ -133,7 +164,9 @@ def watch(
                 page = yield Call(
                     _requests.list_generations(
                         limit=_wire.PAGE_SIZE_MAX, after=cursor, created_after=since
-                    )
+                    ),
+                    deadline=deadline,
+                    persistent=True,
                 )
                 for item in _requests.page_items(page):
                     gid = item.get("id") if isinstance(item, dict) else None
@@ -144,8 +177,7 @@ def watch(
                     break
         for gid in pending:
             if gid not in fresh:
-                data = yield Call(_requests.get_generation(gid))
-                fresh[gid] = Generation.from_dict(data, client=client)
+                fresh[gid] = yield from poll(client, gid, deadline)
         for gid, gen in fresh.items():
             pending[gid] = gen
             if on_update is not None:

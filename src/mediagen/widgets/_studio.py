@@ -39,7 +39,7 @@ class Studio(StaticFallback, ipywidgets.VBox):
         client: Any = None,
         *,
         service: Service | None = None,
-        poll_interval: float = 1.0,
+        poll_interval: float = 2.0,
         poll_cap: float = 5.0,
         reattach: bool = True,
         debounce: float = 0.3,

@@ -1,0 +1,59 @@
+"""Transport failures as the client's errors, and what never goes to file URLs."""
+
+from __future__ import annotations
+
+import httpx
+
+from mediagen.client._download import DownloadError
+from mediagen.client._effects import Fetched
+from mediagen.client._errors import APIConnectionError, APITimeoutError
+
+CHUNK = 1 << 20
+NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout)
+
+
+def connection_error(exc: Exception, method: str, where: str) -> APIConnectionError:
+    """An APIConnectionError / APITimeoutError for a transport failure (no headers in it)."""
+    cls = APITimeoutError if isinstance(exc, httpx.TimeoutException) else APIConnectionError
+    what = "timed out" if cls is APITimeoutError else "failed"
+    return cls(
+        f"{method} {where} {what} after retries: {type(exc).__name__}: {exc}",
+        method=method,
+        path=where,
+    )
+
+
+def deadline_error(method: str, where: str) -> APITimeoutError:
+    """The request could not be answered within the time its caller had left."""
+    return APITimeoutError(
+        f"{method} {where} got no answer before the deadline", method=method, path=where
+    )
+
+
+def file_url_path(url: str) -> str:
+    """A file URL without its query (the signature) for messages."""
+    return url.split("?", 1)[0]
+
+
+def strip_auth(request: httpx.Request) -> httpx.Request:
+    """Upload and output URLs never get the API key, whatever the http client's defaults."""
+    for name in ("Authorization", "Proxy-Authorization"):
+        if name in request.headers:
+            del request.headers[name]
+    return request
+
+
+def check_final_status(status: int, where: str) -> None:
+    """After redirects a download must end in a 2xx (an error status is raised by the caller):
+    a 3xx left over (no Location, 304 ...) or a 1xx is no file."""
+    if status < 200 or 300 <= status < 400:
+        raise DownloadError(f"GET {where} ended with HTTP {status}, not a file; not saved")
+
+
+def fetched(headers: httpx.Headers, size: int) -> Fetched:
+    declared = headers.get("content-length")
+    return Fetched(
+        headers.get("content-type"),
+        size,
+        int(declared) if declared and declared.isdigit() else None,
+    )

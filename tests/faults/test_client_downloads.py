@@ -1,0 +1,134 @@
+"""A download that yields no media is an error, not a file; odd file names the server suggests
+never make ``save()`` fail or put anything outside the target directory."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+from client_faults import FakeServer, Reply
+
+import mediagen
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 200  # the bytes are not decoded: only kept or refused
+
+
+class Files:
+    """A file server whose routes a test changes: path -> Reply."""
+
+    def __init__(self) -> None:
+        self.routes: dict[str, Reply] = {}
+        self.server = FakeServer(self.respond)
+
+    def respond(self, request):
+        return self.routes.get(request.path.split("?")[0], Reply(404, {}, b"no such file"))
+
+
+@pytest.fixture
+def files():
+    found = Files()
+    yield found
+    found.server.close()
+
+
+@pytest.fixture
+def client(files, tmp_path):
+    made = mediagen.Client(api_key="mg-test-key", base_url=files.server.url,
+                           cache_dir=tmp_path / "cache", journal=False)  # fmt: skip
+    yield made
+    made.close()
+
+
+def _generation(client, url: str, filename: str | None = "out.png", asset: str = "asset_1"):
+    output = {"url": url, "asset_id": asset, "content_type": "image/png", "filename": filename}
+    return mediagen.Generation.from_dict(
+        {"id": "g-1", "type": "image", "status": "completed", "model": "pixel-1",
+         "prompt": "p", "outputs": [output]},
+        client=client,
+    )  # fmt: skip
+
+
+def _all_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file())
+
+
+BAD = {
+    "redirect-to-empty": {
+        "/out.png": Reply(302, {"Location": "/cdn/out.png"}),
+        "/cdn/out.png": Reply(200, {}, b""),
+    },
+    "empty-without-type": {"/out.png": Reply(200, {}, b"")},
+    "redirect-to-404": {
+        "/out.png": Reply(302, {"Location": "/gone.png"}),
+    },
+    "redirect-to-a-page": {
+        "/out.png": Reply(302, {"Location": "/login"}, b"moved"),
+        "/login": Reply(200, {"Content-Type": "text/html"}, b"<html>sign in</html>"),
+    },
+}
+
+
+@pytest.mark.parametrize("case", BAD)
+def test_a_download_that_yields_no_media_is_an_error_and_never_cached(
+    case, files, client, tmp_path
+):
+    files.routes = dict(BAD[case])
+    gen = _generation(client, files.server.url + "/out.png?sig=abc")
+    target = tmp_path / "saved"
+    with pytest.raises((mediagen.DownloadError, mediagen.APIError)):
+        client.save(gen, target)
+    assert _all_files(tmp_path) == []  # no 0-byte file, no cache entry, no temporary file
+    # Once the server serves the file, it is downloaded (nothing bad was cached).
+    files.routes = {"/out.png": Reply(200, {"Content-Type": "image/png"}, PNG)}
+    (path,) = client.save(gen, target)
+    assert path.read_bytes() == PNG
+
+
+def test_an_empty_cached_file_is_not_returned(files, client, tmp_path):
+    gen = _generation(client, files.server.url + "/out.png?sig=abc")
+    stale = client._cache.path_for(gen.outputs[0])
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"")  # what an older version cached from an empty download
+    files.routes = {"/out.png": Reply(200, {"Content-Type": "image/png"}, PNG)}
+    assert gen.outputs[0].download().read_bytes() == PNG
+
+
+def test_the_async_client_refuses_an_empty_download_too(files, tmp_path):
+    files.routes = dict(BAD["redirect-to-empty"])
+
+    async def main() -> None:
+        async with mediagen.AsyncClient(
+            api_key="mg-test-key",
+            base_url=files.server.url,
+            cache_dir=tmp_path / "cache",
+            journal=False,
+        ) as aclient:
+            gen = _generation(aclient, files.server.url + "/out.png")
+            await aclient.save(gen, tmp_path)
+
+    with pytest.raises(mediagen.DownloadError):
+        asyncio.run(main())
+    assert _all_files(tmp_path) == []
+
+
+# Names that broke save(): "." and ".." are directories, not files; 300 characters is over
+# the file system's limit. (Paths, backslashes, "...", hidden and empty names were already
+# reduced to a plain name.)
+ODD_NAMES = [".", "..", "x" * 300 + ".png"]
+
+
+@pytest.mark.parametrize("name", ODD_NAMES, ids=lambda n: repr(n)[:20])
+def test_odd_server_file_names_stay_inside_the_target_directory(name, files, client, tmp_path):
+    files.routes = {"/f": Reply(200, {"Content-Type": "image/png"}, PNG)}
+    root = tmp_path / "work"
+    target = root / "saved"
+    target.mkdir(parents=True)
+    gen = _generation(client, files.server.url + "/f?sig=1", filename=name)
+    (path,) = client.save(gen, target)
+    assert path.parent == target
+    assert path.read_bytes() == PNG
+    assert len(path.name) < 255
+    assert _all_files(root) == [path]  # nothing next to it, nothing above it
+    assert not [p for p in os.listdir(target) if ".part-" in p]

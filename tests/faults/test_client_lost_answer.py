@@ -1,0 +1,131 @@
+"""A lost answer never leads to a second charge: the error says how to recover, the journal
+knows the attempt, and running the same call again gets the original job back."""
+
+from __future__ import annotations
+
+import pytest
+from client_faults import Relay, example_request, reserves, submits
+
+import mediagen
+
+
+@pytest.fixture
+def relay(sandbox):
+    """The sandbox behind a relay that loses the answer of every submit (after forwarding)."""
+    found = Relay(sandbox.base_url, drop=submits)
+    yield found
+    found.close()
+
+
+@pytest.fixture
+def client(relay, tenant, tmp_path):
+    made = mediagen.Client(api_key=tenant.api_key, base_url=relay.url, cache_dir=tmp_path,
+                           journal=tmp_path / "journal.jsonl")  # fmt: skip
+    yield made
+    made.close()
+
+
+def _posts(relay: Relay) -> int:
+    return sum(1 for r in relay.seen if submits(r))
+
+
+def test_running_the_same_call_again_after_lost_answers_charges_once(
+    sandbox, tenant, relay, client
+):
+    request = example_request(sandbox, tenant, "pixel-1")
+    with pytest.raises(mediagen.APIConnectionError) as first:
+        client.images.create(**request)
+    key = first.value.idempotency_key
+    assert key
+    assert key in str(first.value)
+    assert "recover()" in str(first.value)
+    assert _posts(relay) >= 2  # every retry reached the service; every answer was lost
+    assert len(reserves(sandbox, tenant.org_id)) == 1  # the service did create and charge it
+
+    lost = client.generations.pending()
+    assert [r["idempotency_key"] for r in lost] == [key]
+    assert lost[0]["event"] == "unanswered"
+
+    # The natural reaction: run the cell again (still no answers) -- and again, answered.
+    with pytest.raises(mediagen.APIConnectionError) as second:
+        client.images.create(**request)
+    assert second.value.idempotency_key == key
+    relay.drop = lambda r: False
+    gen = client.images.create(**request)
+    assert gen.idempotency_key == key
+    assert len(reserves(sandbox, tenant.org_id)) == 1
+    assert [g.id for g in client.generations.list()] == [gen.id]
+    assert all(r.get("generation_id") == gen.id for r in client.generations.pending())
+
+    # Once answered, the same request sent again on purpose is a new job.
+    again = client.images.create(**request)
+    assert again.id != gen.id
+    assert len(reserves(sandbox, tenant.org_id)) == 2
+
+
+def test_recover_finds_the_lost_job_without_submitting(sandbox, tenant, relay, client):
+    request = example_request(sandbox, tenant, "pixel-1")
+    with pytest.raises(mediagen.APIConnectionError) as caught:
+        client.images.create(**request)
+    relay.drop = lambda r: False
+    posts = _posts(relay)
+    found = client.generations.recover()
+    assert [g.idempotency_key for g in found] == [caught.value.idempotency_key]
+    assert _posts(relay) == posts  # looked up, not sent again
+    assert not [r for r in client.generations.pending() if r.get("event") == "unanswered"]
+    resumed = client.generations.resume(wait=True)
+    assert [g.id for g in resumed] in ([found[0].id], [])  # journaled; finished ones drop off
+    assert len(reserves(sandbox, tenant.org_id)) == 1
+
+
+def test_resume_re_attaches_to_a_job_whose_answer_was_lost(sandbox, tenant, relay, client):
+    request = example_request(sandbox, tenant, "pixel-1")
+    request["prompt"] += " [[slow:2]]"
+    with pytest.raises(mediagen.APIConnectionError):
+        client.images.create(**request)
+    relay.drop = lambda r: False
+    resumed = client.generations.resume(wait=True, download=False)
+    assert len(resumed) == 1
+    assert resumed[0].status == "completed"
+    assert len(reserves(sandbox, tenant.org_id)) == 1
+
+
+def test_an_own_key_or_another_body_is_not_redirected(sandbox, tenant, relay, client):
+    request = example_request(sandbox, tenant, "pixel-1")
+    with pytest.raises(mediagen.APIConnectionError) as caught:
+        client.images.create(**request)
+    lost_key = caught.value.idempotency_key
+    relay.drop = lambda r: False
+    other = client.images.create(**{**request, "prompt": request["prompt"] + ", at night"})
+    assert other.idempotency_key != lost_key
+    mine = client.images.create(**request, idempotency_key="my-own-key-1")
+    assert mine.idempotency_key == "my-own-key-1"
+    # the lost one is still there to be claimed by the identical request
+    assert [r["idempotency_key"] for r in client.generations.pending()
+            if r.get("event") == "unanswered"] == [lost_key]  # fmt: skip
+    assert len(reserves(sandbox, tenant.org_id)) == 3
+
+
+def test_a_5xx_on_a_submit_is_an_unknown_outcome_too(sandbox, tenant, relay, client):
+    from client_faults import Reply
+
+    forward = relay.respond
+
+    def gateway_timeout(request):
+        answer = forward(request)  # the service did the work ...
+        return (
+            Reply(504, {"Content-Type": "text/plain"}, b"gateway timeout")
+            if submits(request)
+            else answer
+        )  # ... and the proxy lost it
+
+    relay.respond = gateway_timeout
+    request = example_request(sandbox, tenant, "pixel-1")
+    with pytest.raises(mediagen.ServerError) as caught:
+        client.images.create(**request)
+    assert caught.value.idempotency_key in str(caught.value)
+    relay.respond = forward
+    relay.drop = lambda r: False
+    gen = client.images.create(**request)
+    assert gen.idempotency_key == caught.value.idempotency_key
+    assert len(reserves(sandbox, tenant.org_id)) == 1

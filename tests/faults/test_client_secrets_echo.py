@@ -1,0 +1,76 @@
+"""A server or proxy that echoes the request's headers in an error body never makes the client
+show the key: not in a message, a repr, a traceback, a log line, the journal or a pickle."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import pickle
+import traceback
+
+import pytest
+from client_faults import FakeServer, Reply
+
+import mediagen
+
+KEY = "mgk_live_7f3a9c2e5b8d41f6a0c3e9b2d7f18a64"
+
+
+def _json_500(request):
+    auth = request.headers.get("Authorization", "")
+    body = {
+        "error": {
+            "code": "internal_error",
+            "message": f"upstream refused the request with headers {request.headers!r}",
+            "details": [{"loc": ["header", "authorization"], "msg": auth, "type": "echo"}],
+            "trace_id": "trace_0123456789abcdef",
+        },
+        "request": {"headers": request.headers},
+    }
+    return Reply(500, {"Content-Type": "application/json"}, json.dumps(body).encode())
+
+
+def _text_502(request):
+    lines = "\n".join(f"{k}: {v}" for k, v in request.headers.items())
+    return Reply(502, {"Content-Type": "text/plain"}, f"Bad gateway. You sent:\n{lines}".encode())
+
+
+def _shown(error: BaseException) -> str:
+    """Every text a user or a log could get from the exception."""
+    parts = [str(error), repr(error), "".join(traceback.format_exception(error))]
+    parts += [repr(vars(error)), repr(pickle.loads(pickle.dumps(error)).__dict__)]  # noqa: S301
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("respond", [_json_500, _text_502], ids=["json-500", "text-502"])
+def test_an_echoed_authorization_header_is_masked_everywhere(respond, tmp_path, caplog):
+    caplog.set_level(logging.DEBUG)
+    journal = tmp_path / "journal.jsonl"
+    with FakeServer(respond) as server:
+        client = mediagen.Client(api_key=KEY, base_url=server.url, cache_dir=tmp_path,
+                                 journal=journal, max_retries=1)  # fmt: skip
+        with pytest.raises(mediagen.ServerError) as read:
+            client.credits.get()
+        with pytest.raises(mediagen.APIError) as submitted:
+            client.images.create(model="pixel-1", prompt="a lighthouse", validate=False)
+        client.close()
+        echoed = [r for r in server.seen if KEY in r.headers.get("Authorization", "")]
+    assert echoed  # the server really had the key to echo
+    for caught in (read, submitted):
+        shown = _shown(caught.value)
+        assert KEY not in shown
+        assert "***" in shown  # masked, not silently dropped: the reader sees something was
+    assert KEY not in caplog.text
+    assert KEY not in journal.read_text()
+
+
+def test_the_async_client_masks_it_too(tmp_path):
+    async def main(url: str) -> None:
+        async with mediagen.AsyncClient(api_key=KEY, base_url=url, cache_dir=tmp_path,
+                                        journal=False, max_retries=0) as client:  # fmt: skip
+            await client.credits.get()
+
+    with FakeServer(_json_500) as server, pytest.raises(mediagen.ServerError) as caught:
+        asyncio.run(main(server.url))
+    assert KEY not in _shown(caught.value)

@@ -7,6 +7,10 @@ It is a pure ASGI wrapper placed *outside* Starlette's own middleware stack (see
   body; they read it from ``scope["mediagen.trace_id"]``);
 - an API key sent to anything outside `/v1` (except the signed `/files/...` URLs, which ignore
   credentials) is refused with 403 ``forbidden`` before any route runs;
+- a request body (JSON, everywhere but the signed upload URLs, which stream to disk against the
+  registered size) is capped at ``limits.BODY_BYTES``: a declared ``Content-Length`` above it
+  is answered 413 before anything is read, and a chunked body is cut off with 413 when it
+  passes the cap;
 - a handler can ask for the connection to be dropped before the response is sent (the
   ``[[drop]]`` fault): it sets ``scope["mediagen.drop"].requested = True`` and this layer aborts
   the transport instead of sending the response start.
@@ -17,9 +21,15 @@ A decorator middleware (``@app.middleware("http")``) would cost ~2.5x throughput
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Callable
 from typing import Any
+
+from . import limits
+from .errors import body_too_large
+
+log = logging.getLogger("mediagen_sandbox")
 
 TRACE_SCOPE_KEY = "mediagen.trace_id"
 DROP_SCOPE_KEY = "mediagen.drop"
@@ -74,30 +84,24 @@ class OuterLayer:
         trace_header = (b"x-trace-id", trace_id.encode())
 
         if self._key_outside_v1(scope):
-            payload = error_payload(
-                403,
-                "forbidden",
-                "API keys can only call the /v1 API; this path is outside /v1.",
-                trace_id,
-            )
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 403,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"content-length", str(len(payload)).encode()),
-                        trace_header,
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": payload})
+            message = "API keys can only call the /v1 API; this path is outside /v1."
+            await _send_error(send, 403, "forbidden", message, trace_header)
             return
+        if _body_capped(scope):
+            length = _header(scope, b"content-length")
+            if length is not None and (not length.isdigit() or int(length) > limits.BODY_BYTES):
+                too_large = body_too_large()
+                await _send_error(
+                    send, 413, too_large.code, too_large.message, trace_header, close=True
+                )
+                return
+            receive = _capped_receive(receive)
 
         dropped = False
+        started = complete = False
 
         async def send_wrapper(message: dict[str, Any]) -> None:
-            nonlocal dropped
+            nonlocal dropped, started, complete
             if dropped:
                 return
             if message["type"] == "http.response.start":
@@ -105,10 +109,25 @@ class OuterLayer:
                     dropped = True
                     _abort_connection(send)
                     return
+                started = True
                 message["headers"] = [*message.get("headers", ()), trace_header]
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                complete = True
             await send(message)
 
-        await self.app(scope, receive, send_wrapper)
+        try:
+            await self.app(scope, receive, send_wrapper)
+        except Exception:
+            # Starlette re-raises after its 500 handler has answered (and logged); passed on,
+            # uvicorn would close a keep-alive connection whose exchange ended cleanly, and
+            # the client's next request on it would be reset.
+            if complete or dropped:
+                return
+            if started:
+                raise  # a half-sent response: only closing the connection ends it
+            log.exception("internal error before any handler answered")
+            message = "The sandbox hit an internal error; quote the trace id when reporting it."
+            await _send_error(send, 500, "internal_error", message, trace_header)
 
     def _key_outside_v1(self, scope: dict[str, Any]) -> bool:
         path: str = scope.get("path", "")
@@ -122,6 +141,47 @@ class OuterLayer:
             if token and self.is_admin_token(token):
                 return False
         return self.is_api_key(auth[7:].strip())
+
+
+def _body_capped(scope: dict[str, Any]) -> bool:
+    return not scope.get("path", "").startswith("/files/upload/")
+
+
+def _capped_receive(receive: Callable) -> Callable:
+    """``receive`` that raises 413 once more than ``limits.BODY_BYTES`` have arrived."""
+    received = 0
+
+    async def capped() -> dict[str, Any]:
+        nonlocal received
+        message = await receive()
+        if message["type"] == "http.request":
+            received += len(message.get("body", b""))
+            if received > limits.BODY_BYTES:
+                raise body_too_large()
+        return message
+
+    return capped
+
+
+async def _send_error(
+    send: Callable,
+    status: int,
+    code: str,
+    message: str,
+    trace_header: tuple[bytes, bytes],
+    close: bool = False,
+) -> None:
+    """The spec's Error body, sent before any route runs."""
+    payload = error_payload(status, code, message, trace_header[1].decode())
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(payload)).encode()),
+        trace_header,
+    ]
+    if close:  # the unread body must not be taken for the next request
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})
 
 
 def _abort_connection(send: Callable) -> None:

@@ -34,13 +34,14 @@ class RuntimeConfig:
     failure_rates: dict[str, float] = field(default_factory=dict)  # model id -> probability
     failure_code: str = "provider_error"  # GenerationError code for random failures
     drop_next_submits: int = 0  # the next N fresh submits commit, then drop the connection
+    error_next_requests: int = 0  # the next N `/v1` requests fail with 500 internal_error
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
 class ConfigHolder:
-    """Thread-safe holder; ``take_drop()`` consumes one of the "drop next N" budget."""
+    """Thread-safe holder; ``take(name)`` consumes one of a "next N" budget."""
 
     def __init__(self, config: RuntimeConfig) -> None:
         self.current = config
@@ -52,9 +53,12 @@ class ConfigHolder:
                 setattr(self.current, name, value)
             return self.current
 
-    def take_drop(self) -> bool:
+    def take(self, budget: str) -> bool:
+        """True (and one less left) when the budget ``budget`` (e.g. ``drop_next_submits``)
+        is not used up."""
         with self._lock:
-            if self.current.drop_next_submits > 0:
-                self.current.drop_next_submits -= 1
+            left = getattr(self.current, budget)
+            if left > 0:
+                setattr(self.current, budget, left - 1)
                 return True
             return False

@@ -18,9 +18,15 @@ from pathlib import Path
 from . import accounts, ledger
 from .config import ConfigHolder, RuntimeConfig
 from .jobs import JobRunner
+from .media.formats import RENDERING_PREFIX
 from .ratelimit import RateLimiter
 from .signing import URLSigner
 from .store import Store, to_cents
+
+UPLOAD_PART_SUFFIX = ".part-"  # upload bytes still arriving: ``<asset file>.part-<random>``
+# What a killed server leaves half-written: uploads cut off mid-PUT and renders in progress.
+# Nothing else writes these names, and pending generations are rendered again after a restart.
+CRASH_LEFTOVERS = ("*.part*", f"{RENDERING_PREFIX}*")
 
 BOOTSTRAP_ORG = "org_bootstrap"
 BOOTSTRAP_MEMBER = "mem_bootstrap"
@@ -59,6 +65,7 @@ class SandboxContext:
     def open(cls, data_dir: Path, config: RuntimeConfig, workers: int = 2) -> SandboxContext:
         data_dir = Path(data_dir).expanduser().resolve()
         (data_dir / "assets").mkdir(parents=True, exist_ok=True)
+        remove_crash_leftovers(data_dir)
         store = Store(data_dir / "sandbox.db")
         url_secret = _secret_file(data_dir / "url_secret", lambda: secrets.token_hex(32))
         admin_token = _secret_file(
@@ -86,6 +93,17 @@ class SandboxContext:
     def output_url(self, asset_id: str, filename: str) -> str:
         ttl = self.config.current.output_url_ttl_seconds
         return self.signer.output_url(self.base_url, asset_id, filename, ttl)
+
+
+def remove_crash_leftovers(data_dir: Path) -> int:
+    """Delete the half-written files a crash left in the data dir; returns how many."""
+    removed = 0
+    for folder in (data_dir / "assets", data_dir / "samples"):
+        for pattern in CRASH_LEFTOVERS:
+            for path in folder.glob(pattern):
+                path.unlink(missing_ok=True)
+                removed += 1
+    return removed
 
 
 def _ensure_bootstrap_tenant(store: Store, api_key: str) -> None:

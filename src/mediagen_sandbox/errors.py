@@ -11,6 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from . import limits
+
 
 class ErrorDetail(BaseModel):
     loc: list[str | int] = Field(description="Where the offending value is: body, then the field.")
@@ -74,7 +76,21 @@ def payment_required(message: str) -> APIError:
 
 
 def validation_error(message: str, details: list[dict[str, Any]]) -> APIError:
+    """A 422; ``details`` keeps the first ``limits.ERROR_DETAILS`` problems (a body with
+    thousands of unknown keys must not produce a response of megabytes)."""
+    if len(details) > limits.ERROR_DETAILS:
+        message += f" (details list the first {limits.ERROR_DETAILS} of {len(details)} problems)"
+        details = details[: limits.ERROR_DETAILS]
     return APIError(422, "validation_error", message, details=details)
+
+
+def body_too_large() -> APIError:
+    return APIError(
+        413,
+        "client_error",
+        f"The request body is larger than the limit of {limits.BODY_BYTES} bytes.",
+        headers={"Connection": "close"},
+    )
 
 
 def field_error(loc: list[str | int], msg: str, type_: str = "value_error") -> APIError:
@@ -93,6 +109,7 @@ _DESCRIPTIONS = {
     404: "not_found: no such resource for this key.",
     405: "client_error: method not allowed.",
     409: "conflict: idempotency key reused with a different request body.",
+    413: "client_error: the request body is larger than the sandbox accepts.",
     422: "validation_error: the request failed validation; `details` lists the fields.",
     429: "rate_limited: per-key rate limit exceeded; see the Retry-After header.",
     500: "internal_error: unexpected server error (no stack trace is ever returned).",

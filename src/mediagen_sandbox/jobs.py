@@ -4,14 +4,21 @@ Why processes: rendering (PIL, PyAV, numpy) holds the GIL and burns CPU; in a sm
 niced worker processes it cannot slow request handling down. A job's life:
 
 1. ``schedule(job)`` puts it on a timer heap at ``job.due_at`` (now + latency × speed).
-2. When due, a planned failure is settled at once; otherwise the outputs are rendered in the
-   pool (at most ``max_inflight`` jobs handed to the pool at a time, the rest wait in order).
+2. When due, a planned failure is settled at once; otherwise the job waits in its
+   organization's queue, and a free worker takes the next job round-robin across the
+   organizations, an organization holding at most ``workers - 1`` workers (all of them with a
+   single worker). So one organization's flood of large jobs never makes another's one image
+   wait behind it: a worker is always free for, or next to go to, someone else.
 3. ``finalize``: one write transaction marks the generation completed (reservation -> charge,
    output assets registered) or failed (reservation refunded, error recorded). It only acts on a
    generation that is still pending, so a job settled twice (e.g. after a restart) is harmless.
 
 Everything a job needs is stored with the generation (``job_json``), so pending generations are
 re-scheduled after a restart; one whose job cannot be read back is failed and refunded.
+
+Workers watch their server: each waits on its parent's sentinel and exits when the server is
+gone, however it went (a kill -9 included), and with them goes multiprocessing's resource
+tracker, which lives as long as anyone holds its pipe.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import heapq
 import json
 import logging
 import multiprocessing
+import multiprocessing.connection
 import os
 import threading
 import time
@@ -57,6 +65,7 @@ class Job:
     failure: tuple[str, str] | None = None
     result_meta: dict | None = None
     extra: dict = field(default_factory=dict)
+    org_id: str = ""  # whose turn it is when workers are shared out
 
     def to_json(self) -> str:
         return json.dumps(
@@ -70,7 +79,7 @@ class Job:
         )
 
     @classmethod
-    def from_json(cls, generation_id: str, text: str) -> Job:
+    def from_json(cls, generation_id: str, text: str, org_id: str = "") -> Job:
         data = json.loads(text)
         specs = []
         for raw in data["specs"]:
@@ -84,12 +93,25 @@ class Job:
             slots=[OutputSlot(**s) for s in data["slots"]],
             failure=(failure[0], failure[1]) if failure else None,
             result_meta=data.get("result_meta"),
+            org_id=org_id,
         )
 
 
-def _nice_worker() -> None:
+def _start_worker() -> None:
+    """Runs first in each worker: lower priority than the server, and die with the server."""
     with contextlib.suppress(OSError):
         os.nice(10)
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        threading.Thread(
+            target=_exit_with, args=(parent.sentinel,), name="parent-watch", daemon=True
+        ).start()
+
+
+def _exit_with(sentinel: int) -> None:
+    """Return never, unless the parent exited: then end this worker at once."""
+    multiprocessing.connection.wait([sentinel])
+    os._exit(0)
 
 
 def render_job(specs: list[OutputSpec], paths: list[str]) -> list[RenderedOutput]:
@@ -100,14 +122,16 @@ def render_job(specs: list[OutputSpec], paths: list[str]) -> list[RenderedOutput
 
 
 class JobRunner:
-    def __init__(self, store: Store, workers: int = 2, max_inflight: int = 4) -> None:
+    def __init__(self, store: Store, workers: int = 2) -> None:
         self.store = store
         self.workers = workers
-        self.max_inflight = max_inflight
+        self.per_org = max(1, workers - 1)
         self._heap: list[tuple[float, int, Job]] = []
         self._seq = 0
         self._cond = threading.Condition()
-        self._waiting: deque[Job] = deque()
+        # organization -> its due jobs; dict order is the round-robin order
+        self._waiting: dict[str, deque[Job]] = {}
+        self._rendering: dict[str, int] = {}  # organization -> jobs in the pool
         self._inflight = 0
         self._pool: ProcessPoolExecutor | None = None
         self._pool_lock = threading.Lock()
@@ -154,7 +178,7 @@ class JobRunner:
                 self._pool = ProcessPoolExecutor(
                     max_workers=self.workers,
                     mp_context=multiprocessing.get_context("spawn"),
-                    initializer=_nice_worker,
+                    initializer=_start_worker,
                 )
             return self._pool
 
@@ -168,10 +192,12 @@ class JobRunner:
 
     def resume_pending(self) -> int:
         """Re-schedule every pending generation (after a restart); returns how many."""
-        rows = self.store.query_all("SELECT id, job_json FROM generations WHERE status = 'pending'")
+        rows = self.store.query_all(
+            "SELECT id, org_id, job_json FROM generations WHERE status = 'pending'"
+        )
         for row in rows:
             try:
-                job = Job.from_json(row["id"], row["job_json"])
+                job = Job.from_json(row["id"], row["job_json"], row["org_id"])
             except Exception:
                 self.finalize_failure(
                     row["id"], "provider_error", "The job was lost when the sandbox restarted."
@@ -205,11 +231,33 @@ class JobRunner:
             self.finalize_failure(job.generation_id, *job.failure)
             return
         with self._cond:
-            if self._inflight >= self.max_inflight:
-                self._waiting.append(job)
-                return
-            self._inflight += 1
-        self._send_to_pool(job)
+            self._waiting.setdefault(job.org_id, deque()).append(job)
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        """Hand due jobs to free workers, the organizations taking turns."""
+        while True:
+            with self._cond:
+                if self._stopping or self._inflight >= self.workers:
+                    return
+                job = self._next_job()
+                if job is None:
+                    return
+                self._inflight += 1
+                self._rendering[job.org_id] = self._rendering.get(job.org_id, 0) + 1
+            self._send_to_pool(job)
+
+    def _next_job(self) -> Job | None:
+        """The next organization in turn that holds fewer than ``per_org`` workers gives its
+        oldest job and goes to the back of the line (call with ``_cond`` held)."""
+        for org, queue in self._waiting.items():
+            if self._rendering.get(org, 0) < self.per_org:
+                job = queue.popleft()
+                del self._waiting[org]
+                if queue:
+                    self._waiting[org] = queue
+                return job
+        return None
 
     def _send_to_pool(self, job: Job) -> None:
         try:
@@ -238,14 +286,12 @@ class JobRunner:
                 self.finalize_success(job, rendered)
         except Exception:
             log.exception("settling %s failed", job.generation_id)
-        next_job = None
         with self._cond:
-            if self._waiting and not self._stopping:
-                next_job = self._waiting.popleft()
-            else:
-                self._inflight -= 1
-        if next_job is not None:
-            self._send_to_pool(next_job)
+            self._inflight -= 1
+            left = self._rendering.pop(job.org_id) - 1
+            if left:
+                self._rendering[job.org_id] = left
+        self._dispatch()
 
     # -- settlement -------------------------------------------------------------------------
 

@@ -8,8 +8,10 @@ is simply unknown. The catalog's example placeholders (``asset_example_image``,
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 from .catalog import ASSET_PLACEHOLDER_PREFIX, GENERATION_PLACEHOLDER, AssetRef, SourceGeneration
@@ -30,10 +32,17 @@ SAMPLES = {
     ),
 }  # fmt: skip
 _samples_lock = threading.Lock()
+_ASSET_SELECT = (
+    "SELECT id, media, status, path, content_type, width, height, duration_seconds "
+    "FROM assets WHERE org_id = ?"
+)
+_SQL_VARIABLES = 500  # ids per query, well under SQLite's limit on bound parameters
 
 
+@functools.lru_cache(maxsize=64)
 def sample_asset(data_dir: Path, asset_id: str) -> AssetRef | None:
-    """The sample behind an example placeholder (rendered once per data dir), or None."""
+    """The sample behind an example placeholder (rendered and probed once per data dir), or
+    None."""
     media = asset_id[len(ASSET_PLACEHOLDER_PREFIX) :].split("_")[0]
     spec = SAMPLES.get(media)
     if spec is None:
@@ -67,6 +76,7 @@ class OrgLookup:
     def __init__(self, store: Store, org_id: str) -> None:
         self.store = store
         self.org_id = org_id
+        self._assets: dict[str, AssetRef | None] = {}
 
     @property
     def data_dir(self) -> Path:
@@ -75,26 +85,37 @@ class OrgLookup:
     def asset(self, asset_id: str) -> AssetRef | None:
         if not isinstance(asset_id, str):
             return None
-        if asset_id.startswith(ASSET_PLACEHOLDER_PREFIX):
-            return sample_asset(self.data_dir, asset_id)
-        row = self.store.query_one(
-            "SELECT id, media, status, path, content_type, width, height, duration_seconds "
-            "FROM assets WHERE id = ? AND org_id = ?",
-            (asset_id, self.org_id),
-        )
-        if row is None:
-            return None
-        ready = row["status"] == "ready"
-        return AssetRef(
-            asset_id=row["id"],
-            media=row["media"],
-            ready=ready,
-            path=row["path"] if ready else None,
-            content_type=row["content_type"],
-            width=row["width"],
-            height=row["height"],
-            duration_seconds=row["duration_seconds"],
-        )
+        if asset_id not in self._assets:
+            self.assets([asset_id])
+        return self._assets.get(asset_id)
+
+    def assets(self, asset_ids: Iterable[str]) -> dict[str, AssetRef]:
+        """Every one of ``asset_ids`` this organization has, looked up in one query (a body
+        naming the same id thousands of times costs one lookup, not thousands)."""
+        wanted = {a for a in asset_ids if isinstance(a, str) and a not in self._assets}
+        for asset_id in wanted:
+            self._assets[asset_id] = None
+            if asset_id.startswith(ASSET_PLACEHOLDER_PREFIX):
+                self._assets[asset_id] = sample_asset(self.data_dir, asset_id)
+        stored = sorted(a for a in wanted if not a.startswith(ASSET_PLACEHOLDER_PREFIX))
+        for start in range(0, len(stored), _SQL_VARIABLES):
+            chunk = stored[start : start + _SQL_VARIABLES]
+            marks = ", ".join("?" * len(chunk))  # placeholders only; the ids are bound
+            sql = f"{_ASSET_SELECT} AND id IN ({marks})"
+            rows = self.store.query_all(sql, (self.org_id, *chunk))
+            for row in rows:
+                ready = row["status"] == "ready"
+                self._assets[row["id"]] = AssetRef(
+                    asset_id=row["id"],
+                    media=row["media"],
+                    ready=ready,
+                    path=row["path"] if ready else None,
+                    content_type=row["content_type"],
+                    width=row["width"],
+                    height=row["height"],
+                    duration_seconds=row["duration_seconds"],
+                )
+        return {a: ref for a in asset_ids if (ref := self._assets.get(a)) is not None}
 
     def generation(self, generation_id: str) -> SourceGeneration | None:
         if not isinstance(generation_id, str):

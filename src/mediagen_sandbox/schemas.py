@@ -13,72 +13,88 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from . import limits
 from .config import GENERATION_ERROR_CODES
 
 IdempotencyKey = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^\S+$")]
-AssetId = Annotated[str, Field(description="An asset id (upload or generation output).")]
+AssetId = Annotated[
+    str,
+    Field(max_length=limits.NAME_CHARS, description="An asset id (upload or generation output)."),
+]
+Name = Annotated[str, Field(max_length=limits.NAME_CHARS)]
+Prompt = Annotated[str, Field(max_length=limits.PROMPT_CHARS)]
+ShortPrompt = Annotated[str, Field(max_length=limits.NEGATIVE_PROMPT_CHARS)]
+SpeechText = Annotated[str, Field(max_length=limits.SPEECH_TEXT_CHARS)]
 Unit = Annotated[float, Field(ge=0, le=1)]
 
 
+def _items(**extra: Any) -> Any:
+    """An optional array of at most ``limits.LIST_ITEMS`` entries."""
+    return Field(default=None, max_length=limits.LIST_ITEMS, **extra)
+
+
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+
+
+class _Open(BaseModel):
+    """Objects the catalog lets carry keys of their own (kept, not checked)."""
+
+    model_config = ConfigDict(extra="allow", strict=True, allow_inf_nan=False)
 
 
 class Keyframe(_Strict):
     image: AssetId
-    frame_index: int = Field(ge=0)
+    frame_index: int = Field(ge=0, le=int(limits.DURATION_SECONDS) * 60)
 
 
 class ShotPrompt(_Strict):
-    prompt: str
-    duration: float = Field(gt=0)
+    prompt: Prompt
+    duration: float = Field(gt=0, le=limits.DURATION_SECONDS)
 
 
-class Element(BaseModel):
-    model_config = ConfigDict(extra="allow", strict=True)
-    name: str | None = None
-    images: list[AssetId] | None = None
+class Element(_Open):
+    name: Name | None = None
+    images: list[AssetId] | None = _items()
 
 
 class ReferenceNames(_Strict):
-    reference_images: list[str] | None = None
-    reference_videos: list[str] | None = None
-    reference_audios: list[str] | None = None
+    reference_images: list[Name] | None = _items()
+    reference_videos: list[Name] | None = _items()
+    reference_audios: list[Name] | None = _items()
 
 
 class ImageReferenceNames(_Strict):
-    reference_images: list[str] | None = None
+    reference_images: list[Name] | None = _items()
 
 
 class Segment(_Strict):
-    voice_name: str
-    text: str
+    voice_name: Name
+    text: SpeechText
 
 
-class CompositionSection(BaseModel):
-    model_config = ConfigDict(extra="allow", strict=True)
-    name: str | None = None
-    duration_seconds: float = Field(gt=0)
-    lines: list[str] | None = None
+class CompositionSection(_Open):
+    name: Name | None = None
+    duration_seconds: float = Field(gt=0, le=600)
+    lines: list[Prompt] | None = _items()
 
 
-class CompositionPlan(BaseModel):
-    model_config = ConfigDict(extra="allow", strict=True)
-    sections: list[CompositionSection]
+class CompositionPlan(_Open):
+    sections: list[CompositionSection] = Field(max_length=limits.LIST_ITEMS)
 
 
 class VideoRequest(_Strict):
     """Body of ``POST /v1/videos``."""
 
-    model: str | None = None
-    prompt: str = ""
-    negative_prompt: str | None = None
-    mode: str | None = None
-    tier: str | None = None
-    variant: str | None = Field(default=None, max_length=64)
-    quality: str | None = None
-    aspect_ratio: str | None = None
-    duration_seconds: int | None = None
+    model: Name | None = None
+    prompt: Prompt = ""
+    negative_prompt: ShortPrompt | None = None
+    mode: Name | None = None
+    tier: Name | None = None
+    variant: str | None = Field(default=None, max_length=limits.VARIANT_CHARS)
+    quality: Name | None = None
+    aspect_ratio: Name | None = None
+    duration_seconds: int | None = Field(default=None, le=int(limits.DURATION_SECONDS))
     resolution: Literal["480p", "580p", "720p"] | None = None
     frames_per_second: int | None = Field(default=None, ge=4, le=60)
     num_frames: int | None = Field(default=None, ge=40, le=120, multiple_of=4)
@@ -87,29 +103,31 @@ class VideoRequest(_Strict):
     keep_original_sound: bool = False
     cfg_scale: float | None = Field(default=None, ge=0, le=1)
     shot_type: Literal["customize", "intelligent"] | None = None
-    multi_prompt: list[ShotPrompt] | None = None
-    elements: list[Element] | None = None
+    multi_prompt: list[ShotPrompt] | None = _items()
+    elements: list[Element] | None = _items()
     first_frame: AssetId | None = None
     last_frame: AssetId | None = None
-    keyframes: list[Keyframe] | None = None
+    keyframes: list[Keyframe] | None = _items()
     reference_image: AssetId | None = None
-    reference_images: list[AssetId] | None = None
-    reference_videos: list[AssetId] | None = None
-    reference_audios: list[AssetId] | None = None
+    reference_images: list[AssetId] | None = _items()
+    reference_videos: list[AssetId] | None = _items()
+    reference_audios: list[AssetId] | None = _items()
     reference_names: ReferenceNames | None = None
-    element_images: list[AssetId] | None = None
+    element_images: list[AssetId] | None = _items()
     audio: AssetId | None = None
-    audio_duration_seconds: float | None = Field(default=None, gt=0)
+    audio_duration_seconds: float | None = Field(default=None, gt=0, le=limits.DURATION_SECONDS)
     face_image: AssetId | None = None
     character_image: AssetId | None = None
     motion_video: AssetId | None = None
     character_id: int = Field(default=0, ge=0, le=10)
     character_orientation: Literal["image", "video"] = "image"
     source_video: AssetId | None = None
-    source_generation_id: str | None = None
-    previous_interaction_id: str | None = Field(default=None, max_length=256)
-    project_id: str | None = None
-    enhancement_model: str | None = Field(default=None, max_length=64)
+    source_generation_id: Name | None = None
+    previous_interaction_id: str | None = Field(
+        default=None, max_length=limits.INTERACTION_ID_CHARS
+    )
+    project_id: Name | None = None
+    enhancement_model: str | None = Field(default=None, max_length=limits.VARIANT_CHARS)
     compression: Unit | None = None
     grain: float | None = Field(default=None, ge=0, le=0.1)
     halo: Unit | None = None
@@ -122,11 +140,11 @@ class VideoRequest(_Strict):
 class ImageRequest(_Strict):
     """Body of ``POST /v1/images``."""
 
-    prompt: str = ""
-    model: str | None = None
-    aspect_ratio: str | None = None
-    generate_image_count: int | None = Field(default=None, ge=1)
-    reference_images: list[AssetId] | None = None
+    prompt: Prompt = ""
+    model: Name | None = None
+    aspect_ratio: Name | None = None
+    generate_image_count: int | None = Field(default=None, ge=1, le=limits.COUNT)
+    reference_images: list[AssetId] | None = _items()
     idempotency_key: IdempotencyKey | None = None
     image_size: (
         Literal[
@@ -139,15 +157,15 @@ class ImageRequest(_Strict):
         ]
         | None
     ) = None
-    size: str | None = Field(default=None, pattern=r"^[0-9]{1,5}x[0-9]{1,5}$")
+    size: str | None = Field(default=None, max_length=11, pattern=r"^[0-9]{1,5}x[0-9]{1,5}$")
     background: Literal["transparent", "opaque", "auto"] | None = None
-    quality: str | None = None
-    resolution: str | None = None
+    quality: Name | None = None
+    resolution: Name | None = None
     mask_image: AssetId | None = None
     moderation: Literal["auto", "low"] | None = None
-    negative_prompt: str | None = None
+    negative_prompt: ShortPrompt | None = None
     output_format: Literal["png", "webp", "jpeg"] | None = None
-    project_id: str | None = None
+    project_id: Name | None = None
     reference_names: ImageReferenceNames | None = None
     response_format: Literal["url", "b64_json"] | None = None
 
@@ -155,15 +173,15 @@ class ImageRequest(_Strict):
 class AudioRequest(_Strict):
     """Body of ``POST /v1/audio`` (speech or music: the model decides)."""
 
-    model: str | None = None
-    text: str | None = None
-    voice_name: str | None = None
-    segments: list[Segment] | None = None
-    prompt: str | None = None
-    prompt_tags: list[str] | None = None
+    model: Name | None = None
+    text: SpeechText | None = None
+    voice_name: Name | None = None
+    segments: list[Segment] | None = _items()
+    prompt: ShortPrompt | None = None
+    prompt_tags: list[Name] | None = _items()
     composition_plan: CompositionPlan | None = None
-    lyrics: str | None = None
-    seed: int | None = None
+    lyrics: Prompt | None = None
+    seed: int | None = Field(default=None, ge=-(2**63), le=2**63 - 1)
     sample_count: int | None = Field(default=None, ge=1, le=4)
     idempotency_key: IdempotencyKey | None = None
     bpm: int | None = Field(default=None, ge=60, le=200)
@@ -172,26 +190,26 @@ class AudioRequest(_Strict):
     tempo: Literal["slow", "medium", "fast"] | None = None
     temperature: float | None = Field(default=None, ge=0, le=2)
     instrumental: bool | None = None
-    language: str | None = None
+    language: Name | None = None
     text_normalization: Literal["on", "off", "auto"] | None = None
     output_format: Literal["mp3_44100_128", "mp3_44100_192", "wav_44100", "wav_24000"] | None = None
     stability: Unit | None = None
     similarity_boost: Unit | None = None
     style: Unit | None = None
     speed: float | None = Field(default=None, ge=0.7, le=1.3)
-    previous_text: str | None = None
-    next_text: str | None = None
-    previous_generation_ids: list[str] | None = None
-    next_generation_ids: list[str] | None = None
-    previous_request_ids: list[str] | None = None
-    next_request_ids: list[str] | None = None
-    pronunciation_dictionary_ids: list[str] | None = None
-    voice_profile_id: str | None = None
-    voice_embedding_id: str | None = None
+    previous_text: SpeechText | None = None
+    next_text: SpeechText | None = None
+    previous_generation_ids: list[Name] | None = _items()
+    next_generation_ids: list[Name] | None = _items()
+    previous_request_ids: list[Name] | None = _items()
+    next_request_ids: list[Name] | None = _items()
+    pronunciation_dictionary_ids: list[Name] | None = _items()
+    voice_profile_id: Name | None = None
+    voice_embedding_id: Name | None = None
     model_size: Literal["small", "large"] | None = None
     content_preset: Literal["podcast", "audiobook", "advert", "game"] | None = None
-    project_id: str | None = None
-    negative_prompt: str | None = None
+    project_id: Name | None = None
+    negative_prompt: ShortPrompt | None = None
 
 
 REQUEST_MODELS: dict[str, type[BaseModel]] = {

@@ -37,7 +37,8 @@ class URLSigner:
         except ValueError:
             return "invalid"
         good = self._sig(purpose, asset_id, name, expires_at)
-        if not hmac.compare_digest(good, sig):
+        # Bytes, not str: compare_digest refuses non-ASCII text (a TypeError, not "invalid").
+        if not hmac.compare_digest(good.encode(), sig.encode("utf-8", "surrogatepass")):
             return "invalid"
         if time.time() > expires_at:
             return "expired"

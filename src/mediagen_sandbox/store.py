@@ -124,15 +124,20 @@ def utcnow() -> datetime:
 
 
 def iso(dt: datetime) -> str:
-    """Fixed-width UTC timestamp: sorts lexicographically in time order."""
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """Fixed-width UTC timestamp (four-digit year even before 1000): sorts in time order."""
+    return dt.astimezone(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def parse_iso(text: str) -> datetime:
+    """An ISO 8601 date-time in UTC (naive means UTC). ``ValueError`` for anything else,
+    including an offset that moves it outside years 1 to 9999."""
     dt = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
-    return dt
+    try:
+        return dt.astimezone(timezone.utc)
+    except OverflowError:
+        raise ValueError(f"{text!r} is outside the years 1 to 9999 in UTC") from None
 
 
 def billing_cycle(dt: datetime) -> str:

@@ -77,12 +77,25 @@ def request_hash(kind: str, params: dict) -> str:
 
 
 def _replay(ctx: SandboxContext, caller: Caller, key: str, digest: str) -> dict | None:
+    """The generation an earlier request with this key made, or None if there was none.
+
+    Keys are scoped to the organization (one key, one job, whoever sends it), but a generation
+    is readable only by the member who made it. So a key already used by *another* member is a
+    409 even with the same body: replaying would hand over that member's generation (prompt,
+    output URLs) to someone who may not read it, and a new job would break the key's scope.
+    """
     row = ctx.store.query_one(
-        "SELECT request_hash, generation_id FROM idempotency WHERE org_id = ? AND key = ?",
+        "SELECT i.request_hash, g.member_id, g.id FROM idempotency i "
+        "JOIN generations g ON g.id = i.generation_id WHERE i.org_id = ? AND i.key = ?",
         (caller.org_id, key),
     )
     if row is None:
         return None
+    if row["member_id"] != caller.member_id:
+        raise conflict(
+            "This idempotency key was already used by another member of the organization; "
+            "use a new key."
+        )
     if row["request_hash"] != digest:
         raise conflict(
             "This idempotency key was already used with a different request body; "
@@ -90,7 +103,7 @@ def _replay(ctx: SandboxContext, caller: Caller, key: str, digest: str) -> dict 
         )
     gen = ctx.store.query_one(
         f"SELECT {GENERATION_COLUMNS} FROM generations WHERE id = ?",  # noqa: S608
-        (row["generation_id"],),
+        (row["id"],),
     )
     return generation_json(gen, ctx.output_url, ctx.data_dir)
 
@@ -151,6 +164,7 @@ def submit(
         slots=slots,
         failure=failure,
         result_meta=validated.result_meta,
+        org_id=caller.org_id,
     )
     prompt = params.get("prompt") or params.get("text") or ""
     if not isinstance(prompt, str):
@@ -219,7 +233,7 @@ def submit(
         "mode": validated.mode,
         "result_meta": None,
     }
-    drop = markers.drop or ctx.config.take_drop()
+    drop = markers.drop or ctx.config.take("drop_next_submits")
     return SubmitResult(generation, drop)
 
 

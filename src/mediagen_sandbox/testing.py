@@ -163,7 +163,7 @@ class AdminClient:
     def set_config(self, **changes: Any) -> Record:
         """Any of: speed, output_url_ttl_seconds, upload_url_ttl_seconds, max_upload_bytes,
         rate_limit_per_second, rate_limit_per_minute, rate_limit_burst, failure_rates
-        ({model: probability}), failure_code, drop_next_submits."""
+        ({model: probability}), failure_code, drop_next_submits, error_next_requests."""
         return self._call("PATCH", "/admin/config", changes)
 
     configure = set_config
@@ -301,6 +301,16 @@ class SandboxHandle:
         if self.process.poll() is None:
             with suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+        self._reap()
+
+    def crash(self) -> None:
+        """SIGKILL the server process alone, as a crash would: its render workers are not
+        signalled (they must notice by themselves). ``start()`` brings it back."""
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
             self.process.wait(10)
         self._reap()
 

@@ -76,6 +76,7 @@ class ConfigPatch(_Body):
     failure_rates: dict[str, float] | None = None
     failure_code: str | None = None
     drop_next_submits: int | None = Field(default=None, ge=0)
+    error_next_requests: int | None = Field(default=None, ge=0)
 
 
 class SeedRequest(_Body):

@@ -27,6 +27,10 @@ def get_ctx(request: Request) -> SandboxContext:
     return request.app.state.ctx
 
 
+class PlannedInternalError(RuntimeError):
+    """What ``error_next_requests`` raises: a server bug, as far as the caller can tell."""
+
+
 def authenticate(request: Request) -> Caller:
     """The key's creator, after the per-key rate limit (polling counts too).
 
@@ -35,6 +39,8 @@ def authenticate(request: Request) -> Caller:
     declares the bearer scheme on every `/v1` operation (see :func:`bearer_openapi`).
     """
     ctx: SandboxContext = request.app.state.ctx
+    if ctx.config.take("error_next_requests"):
+        raise PlannedInternalError("a planned internal error (admin config error_next_requests)")
     auth = request.headers.get("authorization")
     token = auth[7:].strip() if auth and auth[:7].lower() == "bearer " else ""
     if not token:

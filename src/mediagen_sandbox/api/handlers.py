@@ -9,7 +9,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ..errors import APIError
+from ..errors import APIError, validation_error
 from .responses import error_response
 
 log = logging.getLogger("mediagen_sandbox")
@@ -48,8 +48,10 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError):
-        details = validation_details(list(exc.errors()))
-        return error_response(request.scope, 422, "validation_error", summary(details), details)
+        error = validation_error(
+            summary(details := validation_details(list(exc.errors()))), details
+        )
+        return error_response(request.scope, 422, error.code, error.message, error.details)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException):

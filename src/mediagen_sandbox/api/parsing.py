@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from fastapi import Request
 from pydantic import BaseModel, ValidationError
+from starlette.concurrency import run_in_threadpool
 
-from ..errors import validation_error
+from ..errors import field_error, validation_error
 from .handlers import summary, validation_details
 
 _REF = "#/components/schemas/{model}"
@@ -29,6 +31,30 @@ def _raise(exc: ValidationError, prefix: str) -> None:
         errors.append({**err, "loc": [prefix, *loc]})
     details = validation_details(errors)
     raise validation_error(summary(details), details) from None
+
+
+def is_json(content_type: str | None) -> bool:
+    """A JSON body: ``application/json``, any ``+json`` type, or no type at all."""
+    if content_type is None:
+        return True
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (
+        media.startswith("application/") and media.endswith("+json")
+    )
+
+
+async def read_body(model: type[BaseModel], request: Request) -> BaseModel:
+    """The request body as ``model``; 422 for a body that is not declared JSON (a
+    ``text/plain`` or form body is refused, not guessed at) or does not fit the model."""
+    content_type = request.headers.get("content-type")
+    if not is_json(content_type):
+        raise field_error(
+            ["header", "Content-Type"],
+            f"the body must be JSON: send Content-Type: application/json (got {content_type})",
+            "content_type_invalid",
+        )
+    raw = await request.body()
+    return await run_in_threadpool(parse_body, model, raw)
 
 
 def parse_body(model: type[BaseModel], raw: bytes) -> BaseModel:

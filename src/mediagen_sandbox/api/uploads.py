@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import secrets
 from datetime import datetime, timezone
 from typing import Annotated
 
@@ -18,13 +19,13 @@ from fastapi.responses import FileResponse
 from starlette.concurrency import run_in_threadpool
 
 from .. import media
-from ..context import SandboxContext
+from ..context import UPLOAD_PART_SUFFIX, SandboxContext
 from ..errors import APIError, conflict, error_responses, field_error, forbidden, not_found
 from ..schemas import UploadDone, UploadRequest, UploadTicket
 from ..store import iso, utcnow
 from ..submit import new_asset_id
 from .deps import authenticate, get_ctx
-from .parsing import body_doc, parse_body
+from .parsing import body_doc, read_body
 from .responses import json_response
 
 router = APIRouter()
@@ -52,7 +53,7 @@ def _safe_filename(name: str) -> str:
 async def register_upload(request: Request):
     who = authenticate(request)
     ctx: SandboxContext = request.app.state.ctx
-    body = parse_body(UploadRequest, await request.body())
+    body = await read_body(UploadRequest, request)
     cfg = ctx.config.current
     if body.size_bytes > cfg.max_upload_bytes:
         raise field_error(
@@ -60,6 +61,24 @@ async def register_upload(request: Request):
             f"the file is larger than the upload limit of {cfg.max_upload_bytes} bytes",
             "less_than_equal",
         )
+    asset_id = await run_in_threadpool(_register, ctx, who, body)
+    url, expires = ctx.signer.upload_url(ctx.base_url, asset_id, cfg.upload_url_ttl_seconds)
+    return json_response(
+        {
+            "asset_id": asset_id,
+            "upload_url": url,
+            "required_headers": {
+                "Content-Type": body.content_type,
+                "Content-Length": str(body.size_bytes),
+            },
+            "expires_at": iso(datetime.fromtimestamp(expires, timezone.utc)),
+            "media_type": _media_of(body.content_type),
+            "status": "pending",
+        }
+    )
+
+
+def _register(ctx: SandboxContext, who, body: UploadRequest) -> str:
     asset_id = new_asset_id()
     with ctx.store.write() as conn:
         conn.execute(
@@ -76,20 +95,7 @@ async def register_upload(request: Request):
                 iso(utcnow()),
             ),
         )
-    url, expires = ctx.signer.upload_url(ctx.base_url, asset_id, cfg.upload_url_ttl_seconds)
-    return json_response(
-        {
-            "asset_id": asset_id,
-            "upload_url": url,
-            "required_headers": {
-                "Content-Type": body.content_type,
-                "Content-Length": str(body.size_bytes),
-            },
-            "expires_at": iso(datetime.fromtimestamp(expires, timezone.utc)),
-            "media_type": _media_of(body.content_type),
-            "status": "pending",
-        }
-    )
+    return asset_id
 
 
 def _check_signature(ctx: SandboxContext, purpose: str, asset_id: str, name: str, expires, sig):
@@ -163,30 +169,47 @@ async def put_upload(
 
     ext = media.extension_for(expected_type)
     final_path = ctx.data_dir / "assets" / f"{asset_id}{ext}"
-    part_path = final_path.with_name(final_path.name + f".part{os.getpid()}")
-    received = await _stream_to_file(request, part_path, expected_size)
-    if received != expected_size:
-        part_path.unlink(missing_ok=True)
-        raise field_error(
-            ["body"],
-            f"received {received} bytes but {expected_size} were registered",
-            "size_mismatch",
-        )
+    # Each PUT writes its own part file: two racing PUTs (a retry overtaking a slow first
+    # attempt) never write into one file. A crash leaves it behind; startup removes it.
+    part_path = final_path.with_name(f"{final_path.name}{UPLOAD_PART_SUFFIX}{secrets.token_hex(6)}")
     try:
-        probe = await run_in_threadpool(media.probe, str(part_path), expected_type)
-    except ValueError as exc:
-        part_path.unlink(missing_ok=True)
-        raise field_error(
-            ["body"], f"the bytes are not a valid {expected_type}: {exc}", "media_invalid"
-        ) from None
-    os.replace(part_path, final_path)
+        received = await _stream_to_file(request, part_path, expected_size)
+        if received != expected_size:
+            raise field_error(
+                ["body"],
+                f"received {received} bytes but {expected_size} were registered",
+                "size_mismatch",
+            )
+        try:
+            probe = await run_in_threadpool(media.probe, str(part_path), expected_type)
+        except ValueError as exc:
+            raise field_error(
+                ["body"], f"the bytes are not a valid {expected_type}: {exc}", "media_invalid"
+            ) from None
+        won = await run_in_threadpool(_commit_upload, ctx, asset_id, part_path, final_path, probe)
+    finally:
+        await run_in_threadpool(part_path.unlink, missing_ok=True)
+    if not won:
+        raise conflict(f"Asset {asset_id} already has its bytes (another upload finished first).")
+    return json_response({"asset_id": asset_id, "status": "ready", "size_bytes": received})
+
+
+def _commit_upload(ctx: SandboxContext, asset_id: str, part_path, final_path, probe) -> bool:
+    """Make the part file the asset's bytes, unless a racing PUT did so first (then False).
+
+    The rename happens inside the write transaction, so exactly one PUT's file becomes the
+    asset's, and the row says ready only with a complete file in place."""
     with ctx.store.write() as conn:
+        row = conn.execute("SELECT status FROM assets WHERE id = ?", (asset_id,)).fetchone()
+        if row is None or row["status"] == "ready":
+            return False
+        os.replace(part_path, final_path)
         conn.execute(
             "UPDATE assets SET status = 'ready', path = ?, width = ?, height = ?, "
             "duration_seconds = ? WHERE id = ?",
             (str(final_path), probe.width, probe.height, probe.duration_seconds, asset_id),
         )
-    return json_response({"asset_id": asset_id, "status": "ready", "size_bytes": received})
+    return True
 
 
 async def _stream_to_file(request: Request, path, limit: int) -> int:

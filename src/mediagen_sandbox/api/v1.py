@@ -11,8 +11,9 @@ from typing import Literal
 
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
 
-from .. import catalog
+from .. import catalog, limits
 from ..accounts import Caller
 from ..asgi import DROP_SCOPE_KEY
 from ..context import SandboxContext
@@ -32,7 +33,7 @@ from ..schemas import (
 from ..store import billing_cycle, cycle_reset_at, parse_iso, to_credits, utcnow
 from ..submit import credits_after_discount, submit
 from .deps import authenticate
-from .parsing import body_doc, parse_body, parse_query, query_doc
+from .parsing import body_doc, parse_query, query_doc, read_body
 from .responses import json_response
 
 router = APIRouter(prefix="/v1")
@@ -55,11 +56,13 @@ def _submit_doc(model: type[BaseModel]) -> dict:
 
 
 async def _submit(request: Request, kind: str, model: type[BaseModel]):
+    """Validation, asset lookups and the write transaction run on a worker thread: however
+    large the body, the event loop keeps answering everyone else."""
     who = authenticate(request)
-    body = parse_body(model, await request.body())
+    body = await read_body(model, request)
     params = body.model_dump(exclude_unset=True, exclude_none=True)
     key = request.headers.get("idempotency-key")
-    result = submit(request.app.state.ctx, who, kind, params, key)
+    result = await run_in_threadpool(submit, request.app.state.ctx, who, kind, params, key)
     if result.drop_connection:
         request.scope[DROP_SCOPE_KEY].requested = True
     return json_response(result.generation)
@@ -120,11 +123,17 @@ async def create_audio(request: Request):
 class ListQuery(BaseModel):
     model_config = ConfigDict(extra="ignore")
     limit: int = Field(default=20, ge=1, le=100, description="Page size: default 20, max 100.")
-    after: str = Field(default=None, description="The `next_cursor` of the previous page.")
+    after: str = Field(
+        default=None,
+        max_length=limits.NAME_CHARS,
+        description="The `next_cursor` of the previous page.",
+    )
     status: Literal["pending", "completed", "failed"] = None
     type: Literal["image", "video", "audio"] = None
-    model: str = None
-    created_after: str = Field(default=None, description="ISO 8601 date-time; strictly after.")
+    model: str = Field(default=None, max_length=limits.NAME_CHARS)
+    created_after: str = Field(
+        default=None, max_length=64, description="ISO 8601 date-time; strictly after."
+    )
 
 
 @router.get(
@@ -143,23 +152,27 @@ async def get_generations(request: Request):
             parse_iso(q.created_after)
         except ValueError:
             raise field_error(
-                ["query", "created_after"], "must be an ISO 8601 date-time", "datetime_parsing"
+                ["query", "created_after"],
+                "must be an ISO 8601 date-time within the years 1 to 9999 (UTC)",
+                "datetime_parsing",
             ) from None
     if q.after is not None:
         try:
             decode_cursor(q.after)
         except ValueError as exc:
             raise field_error(["query", "after"], str(exc), "cursor_invalid") from None
+    return json_response(await run_in_threadpool(_page, ctx, who, q))
+
+
+def _page(ctx: SandboxContext, who: Caller, q: ListQuery) -> dict:
     rows, next_cursor = list_generations(
         ctx.store, who.member_id, q.limit, q.after, q.status, q.type, q.model, q.created_after
     )
-    return json_response(
-        {
-            "data": [generation_json(r, ctx.output_url, ctx.data_dir) for r in rows],
-            "next_cursor": next_cursor,
-            "has_more": next_cursor is not None,
-        }
-    )
+    return {
+        "data": [generation_json(r, ctx.output_url, ctx.data_dir) for r in rows],
+        "next_cursor": next_cursor,
+        "has_more": next_cursor is not None,
+    }
 
 
 class ModelsQuery(BaseModel):
@@ -195,28 +208,45 @@ async def get_model(request: Request, model_id: str):
 
 
 class EstimateQuery(BaseModel):
-    """The estimate's query names (docs/wire-contract.md); the catalog reads the raw values."""
+    """The estimate's query names (docs/wire-contract.md); the catalog reads the raw values.
 
-    model_config = ConfigDict(extra="ignore")
-    duration_seconds: float = Field(default=None, gt=0, description="Seconds priced per second.")
-    quality: str = None
-    tier: str = Field(default=None, description="Resolution tier, e.g. 720p.")
-    mode: str = None
-    variant: str = Field(default=None, max_length=64)
+    Every number is bounded (``limits``): a quote must never cost more work than the largest
+    request it can describe.
+    """
+
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
+    duration_seconds: float = Field(
+        default=None, gt=0, le=limits.DURATION_SECONDS, description="Seconds priced per second."
+    )
+    quality: str = Field(default=None, max_length=limits.NAME_CHARS)
+    tier: str = Field(
+        default=None, max_length=limits.NAME_CHARS, description="Resolution tier, e.g. 720p."
+    )
+    mode: str = Field(default=None, max_length=limits.NAME_CHARS)
+    variant: str = Field(default=None, max_length=limits.VARIANT_CHARS)
     params: str = Field(
         default=None, max_length=2000, description="JSON object of other priced parameters."
     )
     idempotency_key: str = Field(default=None, max_length=128)
-    reference_image_count: int = Field(default=None, ge=0)
+    reference_image_count: int = Field(default=None, ge=0, le=limits.COUNT)
     first_frame_count: float = Field(default=None, ge=0, le=1)
-    text_length: int = Field(default=None, ge=0)
-    input_tokens: int = Field(default=None, ge=0)
-    output_tokens: int = Field(default=None, ge=0)
-    image_quality: str = None
-    image_resolution: str = None
-    size: str = Field(default=None, description="Aspect ratio or WxH size.")
+    text_length: int = Field(
+        default=None,
+        ge=0,
+        le=limits.SPEECH_TOTAL_CHARS,
+        description="Characters of speech text (at most the longest script a request holds).",
+    )
+    input_tokens: int = Field(default=None, ge=0, le=limits.TOKENS)
+    output_tokens: int = Field(default=None, ge=0, le=limits.TOKENS)
+    image_quality: str = Field(default=None, max_length=limits.NAME_CHARS)
+    image_resolution: str = Field(default=None, max_length=limits.NAME_CHARS)
+    size: str = Field(
+        default=None, max_length=limits.NAME_CHARS, description="Aspect ratio or WxH size."
+    )
     generate_audio: bool = None
-    generation_count: int = Field(default=None, ge=1, description="Number of outputs.")
+    generation_count: int = Field(
+        default=None, ge=1, le=limits.COUNT, description="Number of outputs."
+    )
 
 
 def spendable(ctx: SandboxContext, who: Caller) -> dict:
@@ -262,15 +292,20 @@ def spendable(ctx: SandboxContext, who: Caller) -> dict:
 )
 async def estimate(request: Request, model_id: str):
     who = authenticate(request)
-    ctx: SandboxContext = request.app.state.ctx
+    query = dict(request.query_params)
+    return json_response(
+        await run_in_threadpool(quote, request.app.state.ctx, who, model_id, query)
+    )
+
+
+def quote(ctx: SandboxContext, who: Caller, model_id: str, query: dict) -> dict:
+    """The estimate's body (on a worker thread: it may look up and probe an asset)."""
     model = catalog.get_model(model_id)
     if model is None:
         raise not_found(f"Model {model_id!r} not found.")
-    parse_query(EstimateQuery, request.query_params)
+    parse_query(EstimateQuery, query)
     try:
-        quote = catalog.estimate_from_query(
-            model_id, dict(request.query_params), OrgLookup(ctx.store, who.org_id)
-        )
+        priced = catalog.estimate_from_query(model_id, query, OrgLookup(ctx.store, who.org_id))
     except catalog.ValidationFailed as exc:
         raise validation_error(str(exc), list(exc.details)) from None
     balances = spendable(ctx, who)
@@ -278,27 +313,25 @@ async def estimate(request: Request, model_id: str):
     plans = model.get("plans")
     allowed = plans is None or plan in plans
     discount = balances["discount_percent"]
-    after_discount = credits_after_discount(quote.list_credits, discount)
+    after_discount = credits_after_discount(priced.list_credits, discount)
     reason = None
     if not allowed:
         reason = (
             f"The organization's plan {plan!r} cannot use model {model_id!r} "
             f"(plans: {', '.join(plans)})."
         )
-    return json_response(
-        {
-            "allowed": allowed,
-            "balance": balances["balance"],
-            "can_afford": balances["balance"] >= after_discount,
-            "credits": quote.list_credits,
-            "credits_after_discount": after_discount,
-            "model": quote.model_id,
-            "billable_duration_seconds": quote.billable_duration_seconds,
-            "discount_percent": discount,
-            "reason": reason,
-            "mode": quote.mode,
-        }
-    )
+    return {
+        "allowed": allowed,
+        "balance": balances["balance"],
+        "can_afford": balances["balance"] >= after_discount,
+        "credits": priced.list_credits,
+        "credits_after_discount": after_discount,
+        "model": priced.model_id,
+        "billable_duration_seconds": priced.billable_duration_seconds,
+        "discount_percent": discount,
+        "reason": reason,
+        "mode": priced.mode,
+    }
 
 
 @router.get(

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import limits
+
 
 def _s(description: str, **extra: Any) -> dict:
     return {"type": "string", "description": description, **extra}
@@ -44,10 +46,15 @@ COMMON = {
 }
 
 VIDEO: dict[str, dict] = {
-    "prompt": _s("Text prompt.", max_length=4000),
-    "negative_prompt": _s("What to keep out of the video.", max_length=2000),
+    "prompt": _s("Text prompt.", max_length=limits.PROMPT_CHARS),
+    "negative_prompt": _s(
+        "What to keep out of the video.", max_length=limits.NEGATIVE_PROMPT_CHARS
+    ),
     "tier": _s("Resolution tier (see `tiers`)."),
-    "variant": _s("Speed/quality variant, priced by the model's credit matrix.", max_length=64),
+    "variant": _s(
+        "Speed/quality variant, priced by the model's credit matrix.",
+        max_length=limits.VARIANT_CHARS,
+    ),
     "quality": _s("Quality setting."),
     "aspect_ratio": _s("Aspect ratio of the output, e.g. 16:9."),
     "duration_seconds": _i("Requested duration in seconds (allowed values per mode and tier)."),
@@ -105,10 +112,10 @@ VIDEO: dict[str, dict] = {
     ),
     "previous_interaction_id": _s(
         "A result's result_meta.interaction_id to continue from (conversational editing).",
-        max_length=256,
+        max_length=limits.INTERACTION_ID_CHARS,
         refers_to="interaction",
     ),
-    "enhancement_model": _s("Upscaler/enhancer model.", max_length=64),
+    "enhancement_model": _s("Upscaler/enhancer model.", max_length=limits.VARIANT_CHARS),
     "compression": _unit("Compression-artifact removal, 0..1."),
     "grain": _n("Film grain, 0..0.1.", minimum=0, maximum=0.1),
     "halo": _unit("Halo reduction, 0..1."),
@@ -119,7 +126,7 @@ VIDEO: dict[str, dict] = {
 }
 
 IMAGE: dict[str, dict] = {
-    "prompt": _s("Text prompt.", max_length=4000),
+    "prompt": _s("Text prompt.", max_length=limits.PROMPT_CHARS),
     "aspect_ratio": _s("Aspect ratio, e.g. 1:1, 16:9, 9:16."),
     "generate_image_count": _i("Number of images.", minimum=1),
     "reference_images": _al("image", "Reference images (image-to-image)."),
@@ -140,7 +147,9 @@ IMAGE: dict[str, dict] = {
     "resolution": _s("Resolution tier."),
     "mask_image": _a("image", "Inpainting mask (white = repaint); needs reference_images."),
     "moderation": _s("Moderation strictness.", enum=["auto", "low"]),
-    "negative_prompt": _s("What to keep out of the image.", max_length=2000),
+    "negative_prompt": _s(
+        "What to keep out of the image.", max_length=limits.NEGATIVE_PROMPT_CHARS
+    ),
     "output_format": _s("File format.", enum=["png", "webp", "jpeg"]),
     "reference_names": {
         "type": "reference_names",
@@ -153,20 +162,23 @@ IMAGE: dict[str, dict] = {
 }
 
 AUDIO: dict[str, dict] = {
-    "text": _s("Text to speak (single speaker); exclusive with segments.", max_length=5000),
+    "text": _s(
+        "Text to speak (single speaker); exclusive with segments.",
+        max_length=limits.SPEECH_TEXT_CHARS,
+    ),
     "voice_name": {"type": "voice", "description": "A voice name or id from `voices`."},
     "segments": {
         "type": "segments",
         "description": "Multi-speaker script [{voice_name, text}], one audio file.",
     },
-    "prompt": _s("Free-text music prompt.", max_length=2000),
+    "prompt": _s("Free-text music prompt.", max_length=limits.NEGATIVE_PROMPT_CHARS),
     "prompt_tags": {"type": "string_list", "description": "Style tags."},
     "composition_plan": {
         "type": "composition_plan",
         "description": "{sections: [{name, duration_seconds, lines?}]}; the sections' durations "
         "make the track length.",
     },
-    "lyrics": _s("Lyrics to sing.", max_length=4000),
+    "lyrics": _s("Lyrics to sing.", max_length=limits.PROMPT_CHARS),
     "seed": _i("Random seed (not with sample_count above 1)."),
     "sample_count": _i("Number of alternative tracks.", minimum=1, maximum=4),
     "bpm": _i("Tempo override in beats per minute.", minimum=60, maximum=200),
@@ -184,8 +196,12 @@ AUDIO: dict[str, dict] = {
     "similarity_boost": _unit("Voice similarity, 0..1."),
     "style": _unit("Style exaggeration, 0..1."),
     "speed": _n("Speech speed.", minimum=0.7, maximum=1.3),
-    "previous_text": _s("Text before this one (context, not spoken)."),
-    "next_text": _s("Text after this one (context, not spoken)."),
+    "previous_text": _s(
+        "Text before this one (context, not spoken).", max_length=limits.SPEECH_TEXT_CHARS
+    ),
+    "next_text": _s(
+        "Text after this one (context, not spoken).", max_length=limits.SPEECH_TEXT_CHARS
+    ),
     "previous_generation_ids": {"type": "string_list", "description": "Earlier generations."},
     "next_generation_ids": {"type": "string_list", "description": "Later generations."},
     "previous_request_ids": {"type": "string_list", "description": "Earlier request ids."},
@@ -198,11 +214,34 @@ AUDIO: dict[str, dict] = {
     "voice_embedding_id": _s("A cloned-voice embedding id."),
     "model_size": _s("Model size (large is priced higher).", enum=["small", "large"]),
     "content_preset": _s("Content type preset.", enum=["podcast", "audiobook", "advert", "game"]),
-    "negative_prompt": _s("Things to avoid in the music.", max_length=2000),
+    "negative_prompt": _s("Things to avoid in the music.", max_length=limits.NEGATIVE_PROMPT_CHARS),
     **COMMON,
 }
 
-BY_KIND = {"video": VIDEO, "image": IMAGE, "audio": AUDIO}
+_LISTS = {
+    "asset_list",
+    "keyframes",
+    "elements",
+    "segments",
+    "multi_prompt",
+    "string_list",
+}
+
+
+def _bounded(params: dict[str, dict]) -> dict[str, dict]:
+    """Every string and list parameter states its bound (the request schemas enforce them):
+    strings without an enum, pattern or bound of their own take ``limits.NAME_CHARS``, lists
+    ``limits.LIST_ITEMS`` items (a mode's ``max_counts`` may narrow it)."""
+    for schema in params.values():
+        kind = schema["type"]
+        if kind in ("string", "asset", "voice") and not {"enum", "pattern"} & schema.keys():
+            schema.setdefault("max_length", limits.NAME_CHARS)
+        elif kind in _LISTS:
+            schema.setdefault("max_items", limits.LIST_ITEMS)
+    return params
+
+
+BY_KIND = {"video": _bounded(VIDEO), "image": _bounded(IMAGE), "audio": _bounded(AUDIO)}
 
 # Request fields with a schema default: a client may send them as-is to any model, so a mode
 # that does not take them ignores them when they carry exactly this value.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -61,6 +62,10 @@ class Lookup(Protocol):
     """What validation may ask the server (scoped to the caller's organization)."""
 
     def asset(self, asset_id: str) -> AssetRef | None: ...
+
+    def assets(self, asset_ids: Iterable[str]) -> dict[str, AssetRef]:
+        """The ones of ``asset_ids`` that exist, at once (later ``asset`` calls reuse them)."""
+        ...
 
     def generation(self, generation_id: str) -> SourceGeneration | None: ...
 

@@ -187,8 +187,25 @@ def _check_asset(ctx: Ctx, name: str, asset_id: Any, media: str, loc: str) -> As
     return ref
 
 
+def asset_ids(entry: dict, given: dict) -> list[Any]:
+    """Every asset id a request names, wherever it names it."""
+    params = entry["parameters"]
+    ids: list[Any] = []
+    for name, value in given.items():
+        kind = params.get(name, {}).get("type")
+        if kind == "asset":
+            ids.append(value)
+        elif kind == "asset_list" and isinstance(value, list):
+            ids.extend(value)
+    ids.extend(frame.get("image") for frame in given.get("keyframes") or [])
+    for element in given.get("elements") or []:
+        ids.extend(element.get("images") or [])
+    return ids
+
+
 def check_assets(ctx: Ctx) -> None:
     """Every asset id exists in the organization, is ready and is of the right media kind."""
+    ctx.lookup.assets(asset_ids(ctx.entry, ctx.given))
     params = ctx.entry["parameters"]
     for name, value in ctx.given.items():
         schema = params.get(name, {})

@@ -77,9 +77,14 @@ def font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     return ImageFont.load_default(size=max(8, size))
 
 
+CAPTION_CHARS = 1000  # far more than max_lines of any frame's width can show
+
+
 def caption(text: str, width: int, height: int, max_lines: int = 3) -> Image.Image | None:
-    """The text wrapped on a rounded translucent plate, as a small RGBA patch (or None)."""
-    text = " ".join(text.split())
+    """The text wrapped on a rounded translucent plate, as a small RGBA patch (or None).
+
+    Only the start of the text is read: a few short lines show, however long the prompt."""
+    text = " ".join(text[:CAPTION_CHARS].split())
     if not text:
         return None
     size = max(10, min(width, height) // 18)

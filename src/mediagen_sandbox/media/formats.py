@@ -59,6 +59,9 @@ def media_kind_for(content_type: str) -> str:
     return entry[1]
 
 
+RENDERING_PREFIX = ".rendering-"  # a render in progress (what a killed worker leaves behind)
+
+
 @contextmanager
 def atomic_destination(dest_path: str) -> Iterator[str]:
     """Yield a temporary path next to ``dest_path``; move it into place only on success.
@@ -67,7 +70,7 @@ def atomic_destination(dest_path: str) -> Iterator[str]:
     """
     directory = os.path.dirname(os.path.abspath(dest_path)) or "."
     os.makedirs(directory, exist_ok=True)
-    fd, tmp_path = tempfile.mkstemp(prefix=".rendering-", dir=directory)
+    fd, tmp_path = tempfile.mkstemp(prefix=RENDERING_PREFIX, dir=directory)
     os.close(fd)
     try:
         yield tmp_path

@@ -350,6 +350,10 @@ class HistoryStore:
         )
         return con
 
+    def export_team(self, folder: str | os.PathLike[str], *, member: str) -> list[Path]:
+        """This store's settled history as ``member``'s part of a team folder (``export_team``)."""
+        return export_team(self, folder, member=member)
+
     def sql(self, query: str) -> pd.DataFrame:
         """Run SQL over the store's ``generations`` view with DuckDB; the answer as pandas."""
         con = self.connect()
@@ -357,6 +361,51 @@ class HistoryStore:
             return con.sql(query).df()
         finally:
             con.close()
+
+
+def export_team(store: HistoryStore, folder: str | os.PathLike[str], *, member: str) -> list[Path]:
+    """Write ``store``'s settled history into a team's shared folder as one member's part.
+
+    The folder is a hive-partitioned Parquet dataset, ``member=<member>/month=<YYYY-MM>/``,
+    which DuckDB (``read_parquet('folder/**/*.parquet', hive_partitioning=true)``), Polars,
+    pandas (``pd.read_parquet(folder)``) and Spark (``spark.read.parquet(folder)``) read as one
+    table with ``member`` and ``month`` columns. Exporting again replaces this member's files
+    (never another member's), so a re-export never doubles a row. Months are UTC months.
+    """
+    import pyarrow.dataset as ds
+
+    if not member or "/" in member or member.startswith("."):
+        raise ValueError(f"member must be a plain name (a folder is made of it), not {member!r}")
+    frame = store.frame()
+    frame = frame[frame["status"].astype(object) != "pending"]
+    months = frame["created_at"].dt.tz_convert("UTC").dt.strftime("%Y-%m")
+    table = pa.Table.from_pandas(
+        frame[list(STORED_COLUMNS)].assign(month=months.astype(str)), preserve_index=False
+    )
+    root = Path(folder).expanduser() / f"member={member}"
+    shutil.rmtree(root, ignore_errors=True)
+    ds.write_dataset(
+        table,
+        root,
+        format="parquet",
+        partitioning=ds.partitioning(pa.schema([("month", pa.string())]), flavor="hive"),
+        basename_template="part-{i}.parquet",
+        existing_data_behavior="delete_matching",
+        file_options=ds.ParquetFileFormat().make_write_options(
+            coerce_timestamps="us", allow_truncated_timestamps=True
+        ),
+    )
+    return sorted(root.rglob("*.parquet"))
+
+
+def read_team(folder: str | os.PathLike[str]) -> pd.DataFrame:
+    """Every member's exported history in ``folder`` as one frame (``member``, ``month`` added)."""
+    import pyarrow.dataset as ds
+
+    dataset = ds.dataset(Path(folder).expanduser(), format="parquet", partitioning="hive")
+    frame = dataset.to_table().to_pandas()
+    extra = frame[["member", "month"]].astype(str)
+    return pd.concat([_schema.apply_history_dtypes(frame[list(STORED_COLUMNS)]), extra], axis=1)
 
 
 def _segment_number(path: Path) -> int:

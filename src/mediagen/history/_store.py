@@ -337,17 +337,20 @@ class HistoryStore:
         import duckdb
 
         con = duckdb.connect()
-        con.register("_empty", pa.Table.from_pandas(self._read([]), preserve_index=False))
+        parts = []
         settled = [str(p) for p in self.segments()]
-        open_file = self.root / "open.parquet"
-        sources = {"_settled": settled, "_open": [str(open_file)] if open_file.exists() else []}
-        for name, files in sources.items():
-            relation = con.read_parquet(files) if files else con.table("_empty")
-            relation.create_view(name)
-        con.execute(
-            "CREATE VIEW generations AS SELECT * FROM _settled UNION ALL BY NAME "
-            "SELECT * FROM _open WHERE id NOT IN (SELECT id FROM _settled)"
-        )
+        if settled:
+            con.read_parquet(settled).create_view("_settled")
+            parts.append("SELECT * FROM _settled")
+        pending = self._read([self.root / "open.parquet"])
+        if len(pending):  # without rows settled meanwhile (a sync that died before its state)
+            pending = pending[~pending["id"].isin(self._stored_ids(only=set(pending["id"])))]
+        if len(pending) or not parts:
+            con.register("_open", _micro(pa.Table.from_pandas(pending, preserve_index=False)))
+            parts.append("SELECT * FROM _open")
+        # The view is a plain union: no join against the settled ids, which would hold every
+        # id of the history in memory at once.
+        con.execute("CREATE VIEW generations AS " + " UNION ALL BY NAME ".join(parts))
         return con
 
     def export_team(self, folder: str | os.PathLike[str], *, member: str) -> list[Path]:
@@ -406,6 +409,15 @@ def read_team(folder: str | os.PathLike[str]) -> pd.DataFrame:
     frame = dataset.to_table().to_pandas()
     extra = frame[["member", "month"]].astype(str)
     return pd.concat([_schema.apply_history_dtypes(frame[list(STORED_COLUMNS)]), extra], axis=1)
+
+
+def _micro(table: pa.Table) -> pa.Table:
+    """``table`` with nanosecond timestamps as microseconds, like the files the store writes."""
+    fields = [
+        f.with_type(pa.timestamp("us", tz=f.type.tz)) if pa.types.is_timestamp(f.type) else f
+        for f in table.schema
+    ]
+    return table.cast(pa.schema(fields, metadata=table.schema.metadata))
 
 
 def _segment_number(path: Path) -> int:

@@ -153,10 +153,11 @@ class HistoryStore:
         (Parquet statistics skip the rest, so this stays small however long the history is)."""
         if since is None and only is None:
             return set()
+        where: list[tuple[str, str, Any]]
         if only is not None:
             where = [("id", "in", sorted(only))]
         else:
-            where = [("created_at", ">", pd.Timestamp(since).tz_convert("UTC"))]
+            where = [("created_at", ">", pd.Timestamp(str(since)).tz_convert("UTC"))]
         ids: set[str] = set()
         for path in self.segments():
             table = pq.read_table(path, columns=["id"], filters=where)

@@ -73,7 +73,7 @@ class Catalog:
 
     @property
     def modes(self) -> list[dict[str, Any]]:
-        return [m for m in self.entry.get("modes") or [] if isinstance(m, Mapping)]
+        return [dict(m) for m in self.entry.get("modes") or [] if isinstance(m, Mapping)]
 
     @property
     def mode_ids(self) -> list[str]:
@@ -97,7 +97,7 @@ class Catalog:
 
     @property
     def rules(self) -> list[dict[str, Any]]:
-        return [r for r in self.entry.get("rules") or [] if isinstance(r, Mapping)]
+        return [dict(r) for r in self.entry.get("rules") or [] if isinstance(r, Mapping)]
 
     @property
     def price_summary(self) -> str:

@@ -9,7 +9,7 @@ in ``_wire``. Nothing here imports pandas, ipywidgets or IPython.
 from __future__ import annotations
 
 from mediagen.client._batch import BatchItem, BatchResult
-from mediagen.client._budget import Budget, budget
+from mediagen.client._budget import Budget, SpendLimit, SpendLimitExceededError, budget
 from mediagen.client._config import MissingAPIKeyError
 from mediagen.client._download import DownloadError
 from mediagen.client._errors import (
@@ -93,6 +93,8 @@ __all__ = [
     "RateLimitError",
     "RateLimited",
     "ServerError",
+    "SpendLimit",
+    "SpendLimitExceededError",
     "SubmitInterrupted",
     "UnknownFieldError",
     "UploadTicket",

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import contextvars
+import json
+import os
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 from mediagen.client._errors import BudgetExceededError
 
@@ -63,3 +68,134 @@ def budget(limit: float | Budget) -> Iterator[Budget]:
         yield found
     finally:
         _ACTIVE.reset(token)
+
+
+class SpendLimitExceededError(BudgetExceededError):
+    """A submit was refused locally: it would take the spend of a rolling window over its limit."""
+
+    def __init__(self, needed: float, remaining: float, limit: float, window: str) -> None:
+        super().__init__(needed, remaining, limit)
+        self.window = window
+        self.args = (
+            f"This request would cost {needed:g} credits but only {remaining:g} of your "
+            f"{window} limit of {limit:g} are left; nothing was sent.",
+        )
+
+
+#: Window name -> length in seconds.
+WINDOWS = {"daily": 86_400.0, "weekly": 7 * 86_400.0}
+
+
+class SpendLimit(Budget):
+    """A spend limit over rolling windows (the last 24 hours, the last 7 days) that outlives the
+    kernel: what each submit reserved is appended to a small file, so a restart, another
+    notebook or a script on the same machine counts against the same limit.
+
+    ``SpendLimit(daily=100, weekly=400)``; use it like a budget: ``Client(budget=...)`` or
+    ``with mediagen.budget(limit): ...``. As with ``Budget``, a submit takes its estimate before
+    it is sent, and the refund of a generation that later fails is not given back (the limit
+    errs on the side of spending less).
+    """
+
+    def __init__(
+        self,
+        *,
+        daily: float | None = None,
+        weekly: float | None = None,
+        path: str | os.PathLike[str] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        limits = {name: value for name, value in (("daily", daily), ("weekly", weekly))}
+        self.limits = {name: float(v) for name, v in limits.items() if v is not None}
+        if not self.limits:
+            raise ValueError("give daily= and/or weekly= credits")
+        if any(v < 0 for v in self.limits.values()):
+            raise ValueError("a spend limit must be >= 0 credits")
+        super().__init__(min(self.limits.values()))
+        if path is None:
+            from mediagen.client._config import default_cache_dir
+
+            path = default_cache_dir() / "spend-limit.jsonl"
+        self.path = Path(path).expanduser()
+        self._clock = clock
+
+    # Budget's interface, over the windows ------------------------------------------------
+
+    @property  # type: ignore[override]
+    def spent(self) -> float:
+        """Spent in the shortest window (what ``remaining`` is measured against)."""
+        window = min(self.limits, key=WINDOWS.__getitem__)
+        return self.spent_in(window)
+
+    @spent.setter
+    def spent(self, value: float) -> None:  # Budget.__init__ sets it; the file is the truth
+        pass
+
+    @property
+    def remaining(self) -> float:
+        return min(round(limit - self.spent_in(w), 2) for w, limit in self.limits.items())
+
+    def spent_in(self, window: str) -> float:
+        since = self._clock() - WINDOWS[window]
+        return round(sum(c for t, c in self._entries() if t > since), 2)
+
+    def reserve(self, credits: float) -> None:
+        with self._lock, _locked(self.path) as handle:
+            entries = _read_entries(handle)
+            now = self._clock()
+            for window, limit in self.limits.items():
+                spent = sum(c for t, c in entries if t > now - WINDOWS[window])
+                remaining = round(limit - spent, 2)
+                if credits > remaining + 1e-9:
+                    raise SpendLimitExceededError(credits, remaining, limit, window)
+            _append(handle, now, credits)
+
+    def release(self, credits: float) -> None:
+        with self._lock, _locked(self.path) as handle:
+            _append(handle, self._clock(), -credits)
+
+    def _entries(self) -> list[tuple[float, float]]:
+        with self._lock, _locked(self.path) as handle:
+            return _read_entries(handle)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(
+            f"{w}: {self.spent_in(w):g} of {limit:g}" for w, limit in self.limits.items()
+        )
+        return f"SpendLimit({shown})"
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[Any]:
+    """The limit's file, opened for reading and appending, locked against other processes."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+", encoding="utf-8") as handle:
+        try:
+            import fcntl
+        except ImportError:  # Windows: one process at a time is all the lock can promise
+            yield handle
+            return
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield handle
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _read_entries(handle: Any) -> list[tuple[float, float]]:
+    handle.seek(0)
+    entries = []
+    for line in handle:
+        try:
+            record = json.loads(line)
+            entries.append((float(record["t"]), float(record["credits"])))
+        except (ValueError, KeyError, TypeError):
+            continue  # a torn line from a crash: it reserved nothing that was sent
+    return entries
+
+
+def _append(handle: Any, when: float, credits: float) -> None:
+    handle.seek(0, os.SEEK_END)
+    handle.write("\n" + json.dumps({"t": when, "credits": credits}) + "\n")
+    handle.flush()
+    os.fsync(handle.fileno())

@@ -27,6 +27,8 @@ _EXPORTS = {
     "SyncResult": "_store",
     "stored_frame": "_store",
     "sql": "_store",
+    "export_team": "_store",
+    "read_team": "_store",
     "forecast": "forecast",
     "forecast_batch": "forecast",
     "BatchForecast": "forecast",

@@ -79,7 +79,9 @@ def _seconds(outputs: Iterable[Mapping[str, Any]]) -> float | None:
 
 
 def _times(values: list[Any]) -> pd.DatetimeIndex:
-    return pd.to_datetime(values, utc=True, format="ISO8601").astype(_schema.DATETIME)
+    return pd.DatetimeIndex(
+        pd.to_datetime(values, utc=True, format="ISO8601"), dtype=_schema.DATETIME
+    )
 
 
 def _text(values: list[Any]) -> Any:
@@ -171,7 +173,7 @@ def _build(values: list[Any] | None, column: str, kind: str, n_rows: int) -> Any
         return np.full(n_rows, np.nan) if values is None else _floats(values)
     if values is None:
         return pd.arrays.IntegerArray(np.zeros(n_rows, dtype="int64"), np.ones(n_rows, dtype=bool))
-    return pd.array(values, dtype=kind)
+    return pd.array(values, dtype=kind)  # type: ignore[call-overload]
 
 
 def frame_from_generations(

@@ -153,10 +153,11 @@ class HistoryStore:
         (Parquet statistics skip the rest, so this stays small however long the history is)."""
         if since is None and only is None:
             return set()
+        where: list[tuple[str, str, Any]]
         if only is not None:
             where = [("id", "in", sorted(only))]
         else:
-            where = [("created_at", ">", pd.Timestamp(since).tz_convert("UTC"))]
+            where = [("created_at", ">", pd.Timestamp(str(since)).tz_convert("UTC"))]
         ids: set[str] = set()
         for path in self.segments():
             table = pq.read_table(path, columns=["id"], filters=where)
@@ -337,18 +338,25 @@ class HistoryStore:
         import duckdb
 
         con = duckdb.connect()
-        con.register("_empty", pa.Table.from_pandas(self._read([]), preserve_index=False))
+        parts = []
         settled = [str(p) for p in self.segments()]
-        open_file = self.root / "open.parquet"
-        sources = {"_settled": settled, "_open": [str(open_file)] if open_file.exists() else []}
-        for name, files in sources.items():
-            relation = con.read_parquet(files) if files else con.table("_empty")
-            relation.create_view(name)
-        con.execute(
-            "CREATE VIEW generations AS SELECT * FROM _settled UNION ALL BY NAME "
-            "SELECT * FROM _open WHERE id NOT IN (SELECT id FROM _settled)"
-        )
+        if settled:
+            con.read_parquet(settled).create_view("_settled")
+            parts.append("SELECT * FROM _settled")
+        pending = self._read([self.root / "open.parquet"])
+        if len(pending):  # without rows settled meanwhile (a sync that died before its state)
+            pending = pending[~pending["id"].isin(self._stored_ids(only=set(pending["id"])))]
+        if len(pending) or not parts:
+            con.register("_open", _micro(pa.Table.from_pandas(pending, preserve_index=False)))
+            parts.append("SELECT * FROM _open")
+        # The view is a plain union: no join against the settled ids, which would hold every
+        # id of the history in memory at once.
+        con.execute("CREATE VIEW generations AS " + " UNION ALL BY NAME ".join(parts))
         return con
+
+    def export_team(self, folder: str | os.PathLike[str], *, member: str) -> list[Path]:
+        """This store's settled history as ``member``'s part of a team folder (``export_team``)."""
+        return export_team(self, folder, member=member)
 
     def sql(self, query: str) -> pd.DataFrame:
         """Run SQL over the store's ``generations`` view with DuckDB; the answer as pandas."""
@@ -357,6 +365,60 @@ class HistoryStore:
             return con.sql(query).df()
         finally:
             con.close()
+
+
+def export_team(store: HistoryStore, folder: str | os.PathLike[str], *, member: str) -> list[Path]:
+    """Write ``store``'s settled history into a team's shared folder as one member's part.
+
+    The folder is a hive-partitioned Parquet dataset, ``member=<member>/month=<YYYY-MM>/``,
+    which DuckDB (``read_parquet('folder/**/*.parquet', hive_partitioning=true)``), Polars,
+    pandas (``pd.read_parquet(folder)``) and Spark (``spark.read.parquet(folder)``) read as one
+    table with ``member`` and ``month`` columns. Exporting again replaces this member's files
+    (never another member's), so a re-export never doubles a row. Months are UTC months.
+    """
+    import pyarrow.dataset as ds
+
+    if not member or "/" in member or member.startswith("."):
+        raise ValueError(f"member must be a plain name (a folder is made of it), not {member!r}")
+    frame = store.frame()
+    frame = frame[frame["status"].astype(object) != "pending"]
+    months = frame["created_at"].dt.tz_convert("UTC").dt.strftime("%Y-%m")
+    table = pa.Table.from_pandas(
+        frame[list(STORED_COLUMNS)].assign(month=months.astype(str)), preserve_index=False
+    )
+    root = Path(folder).expanduser() / f"member={member}"
+    shutil.rmtree(root, ignore_errors=True)
+    ds.write_dataset(
+        table,
+        root,
+        format="parquet",
+        partitioning=ds.partitioning(pa.schema([("month", pa.string())]), flavor="hive"),
+        basename_template="part-{i}.parquet",
+        existing_data_behavior="delete_matching",
+        file_options=ds.ParquetFileFormat().make_write_options(
+            coerce_timestamps="us", allow_truncated_timestamps=True
+        ),
+    )
+    return sorted(root.rglob("*.parquet"))
+
+
+def read_team(folder: str | os.PathLike[str]) -> pd.DataFrame:
+    """Every member's exported history in ``folder`` as one frame (``member``, ``month`` added)."""
+    import pyarrow.dataset as ds
+
+    dataset = ds.dataset(Path(folder).expanduser(), format="parquet", partitioning="hive")
+    frame = dataset.to_table().to_pandas()
+    extra = frame[["member", "month"]].astype(str)
+    return pd.concat([_schema.apply_history_dtypes(frame[list(STORED_COLUMNS)]), extra], axis=1)
+
+
+def _micro(table: pa.Table) -> pa.Table:
+    """``table`` with nanosecond timestamps as microseconds, like the files the store writes."""
+    fields = [
+        f.with_type(pa.timestamp("us", tz=f.type.tz)) if pa.types.is_timestamp(f.type) else f
+        for f in table.schema
+    ]
+    return table.cast(pa.schema(fields, metadata=table.schema.metadata))
 
 
 def _segment_number(path: Path) -> int:

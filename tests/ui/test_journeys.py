@@ -201,6 +201,14 @@ def test_keyboard_kind_filters_forms_and_fast_edits(lab, journey, axe_js, tmp_pa
     request = kernel_until(journey, "studio.form.request", lambda r: "reference_images" in r)
     assert re.fullmatch(r"asset_\w+", request["reference_images"][0])
 
+    # an emptied required field: no price and no "allowed" are left standing
+    figures = studio.locator(".mg-estimate-figures")
+    expect(figures).to_contain_text("Allowedyes")
+    form.get_by_role("textbox", name="Prompt", exact=True).fill("")
+    expect(studio.locator(".mg-estimate-reason")).to_have_text("Fix the form: Prompt is required")
+    expect(figures.locator(".mg-estimate-row")).to_have_count(0)
+    expect(studio.get_by_role("button", name="Submit")).to_be_disabled()
+
     # Pixel Pro: one Size question (presets as its second group); help text on the page
     pick(studio, "Image", "pixel-pro")
     form = studio.locator(".mg-form")

@@ -138,7 +138,7 @@ class Studio(ipywidgets.VBox):
 
     def _on_save_folder(self, change: Any) -> None:
         for card in self.cards:
-            card.save_dir = str(Path(change["new"]).expanduser())
+            card.save_dir = str(Path(change["new"]).expanduser().resolve())
 
     def _use_reference(self, asset_id: str, label: str, kind: str) -> str:
         used = self.form.choose_reference(asset_id, label, kind)

@@ -93,6 +93,7 @@ class Studio(ipywidgets.VBox):
                 self.form.load(entry)
 
     def _on_submitted(self, generation: Any, request: dict, estimate: dict) -> None:
+        self.form.submitted(request)
         self.attach(generation, reserved=estimate.get("credits_after_discount"), request=request)
 
     def attach(

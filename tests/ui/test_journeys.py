@@ -154,6 +154,9 @@ def test_keyboard_kind_filters_forms_and_fast_edits(lab, journey, axe_js, tmp_pa
     picker = studio.locator(".mg-picker")
     chips = picker.get_by_role("radio")
 
+    form = studio.locator(".mg-form")
+    expect(form.get_by_role("button", name="Start from example")).to_be_disabled()  # no model yet
+
     # the kind filters are one Tab stop, arrows move the choice and the focus with it
     picker.get_by_role("searchbox", name="Search models").focus()
     page.keyboard.press("Shift+Tab")
@@ -176,6 +179,15 @@ def test_keyboard_kind_filters_forms_and_fast_edits(lab, journey, axe_js, tmp_pa
     picker.get_by_role("searchbox", name="Search models").fill("speech")
     expect(picker.get_by_role("option")).to_have_count(1)
     picker.get_by_role("searchbox", name="Search models").fill("")
+    expect(picker.get_by_role("option").nth(1)).to_be_visible()  # the whole list is back
+    listbox = picker.get_by_role("listbox", name="Models")
+    listbox.focus()
+    page.keyboard.press("Home")  # the model list: Home, then arrows, choose from the keyboard
+    first = picker.get_by_role("option").first
+    expect(first).to_have_attribute("aria-selected", "true")
+    page.keyboard.press("ArrowDown")
+    expect(picker.get_by_role("option").nth(1)).to_have_attribute("aria-selected", "true")
+    expect(form.locator(".mg-title")).not_to_have_text("Request (choose a model)")
 
     # typing, then choosing in a dropdown at once: both reach the kernel
     pick(studio, "Audio", "voxa-tts")
@@ -200,6 +212,14 @@ def test_keyboard_kind_filters_forms_and_fast_edits(lab, journey, axe_js, tmp_pa
     )
     request = kernel_until(journey, "studio.form.request", lambda r: "reference_images" in r)
     assert re.fullmatch(r"asset_\w+", request["reference_images"][0])
+
+    # an emptied required field: no price and no "allowed" are left standing
+    figures = studio.locator(".mg-estimate-figures")
+    expect(figures).to_contain_text("Allowedyes")
+    form.get_by_role("textbox", name="Prompt", exact=True).fill("")
+    expect(studio.locator(".mg-estimate-reason")).to_have_text("Fix the form: Prompt is required")
+    expect(figures.locator(".mg-estimate-row")).to_have_count(0)
+    expect(studio.get_by_role("button", name="Submit")).to_be_disabled()
 
     # Pixel Pro: one Size question (presets as its second group); help text on the page
     pick(studio, "Image", "pixel-pro")

@@ -270,7 +270,10 @@ def test_choosing_a_size_preset_sends_only_the_preset_and_the_sandbox_prices_it(
     catalog, make_service, tenant
 ):
     form = RequestForm(catalog["pixel-pro"])
-    form.values = {**form.values, "size": None, "image_size": "landscape_16_9"}  # as the view
+    size = next(f for f in form.fields if f["name"] == "size")
+    preset = size["alternative"]["options"][-1]["value"]  # the last preset of the Size question
+    assert preset == "landscape_16_9"
+    form.values = {**form.values, "size": None, "image_size": preset}  # as the view sends it
     assert form.issues == {}
     assert form.request["image_size"] == "landscape_16_9"
     assert "size" not in form.request

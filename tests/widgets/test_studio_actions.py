@@ -9,11 +9,15 @@ from widget_loop import run, until
 from mediagen.widgets import Studio
 
 
+def priced(studio: Studio) -> bool:
+    return studio.estimate.status == "ready" and not studio.estimate.blocked_reason
+
+
 async def finished_image(service, save_dir=".") -> tuple[Studio, object]:
     studio = Studio(service=service, debounce=0.02, save_dir=save_dir)
     await studio.ready
     studio.picker.value = "pixel-1"
-    await until(lambda: studio.estimate.status == "ready" and not studio.estimate.blocked_reason)
+    await until(lambda: priced(studio))
     studio.estimate.submit()
     card = await until(lambda: studio.cards and studio.cards[0])
     await card.task
@@ -108,3 +112,26 @@ def test_use_as_reference_says_which_input_and_a_later_page_edit_keeps_it(make_s
     assert studio.form.values["prompt"] == "typed"
     assert "gone" not in studio.form.values, "a field this form does not have is ignored"
     assert studio.form.error == ""
+
+
+def test_a_reference_stops_filling_new_models_once_a_request_used_it(make_service, tenant):
+    service = make_service(tenant)
+
+    async def scenario():
+        studio, card = await finished_image(service)
+        asset = card.items[0]["asset_id"]
+        studio.picker.value = "vidra-2"
+        studio.form.mode = "image_to_video"
+        card.use_as_reference(0)
+        await until(lambda: priced(studio))
+        studio.estimate.submit()
+        await until(lambda: len(studio.cards) == 2, what="the video's card")
+        studio.picker.value = "pixel-1"  # reference images are optional here, and priced
+        on_pixel = dict(studio.form.values)
+        await until(lambda: all(c.status != "pending" for c in studio.cards))
+        await service.aclose()
+        return asset, studio.cards[0].request, on_pixel
+
+    asset, video_request, on_pixel = run(scenario())
+    assert video_request["first_frame"] == asset
+    assert not on_pixel.get("reference_images"), "a used reference does not fill itself in"

@@ -115,6 +115,7 @@ class Studio(StaticFallback, ipywidgets.VBox):
                 self.form.load(entry)
 
     def _on_submitted(self, generation: Any, request: dict, estimate: dict) -> None:
+        self.form.submitted(request)
         self.attach(generation, reserved=estimate.get("credits_after_discount"), request=request)
 
     def attach(
@@ -161,7 +162,7 @@ class Studio(StaticFallback, ipywidgets.VBox):
 
     def _on_save_folder(self, change: Any) -> None:
         for card in self.cards:
-            card.save_dir = str(Path(change["new"]).expanduser())
+            card.save_dir = str(Path(change["new"]).expanduser().resolve())
 
     def _use_reference(self, asset_id: str, label: str, kind: str) -> str:
         used = self.form.choose_reference(asset_id, label, kind)

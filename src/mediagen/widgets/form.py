@@ -145,6 +145,12 @@ class RequestForm(MediagenWidget):
             return None
         return self.use_reference(asset_id, kind)
 
+    def submitted(self, request: Mapping[str, Any]) -> None:
+        """A request went out: a reference it used has been used, and stops filling the inputs
+        of the models chosen after it (an optional, priced input must not fill itself)."""
+        sent = {v for value in request.values() for v in _as_list(value) if isinstance(v, str)}
+        self._chosen = {kind: asset for kind, asset in self._chosen.items() if asset not in sent}
+
     def label_of(self, name: str) -> str:
         return next((f["label"] for f in self.fields if f["name"] == name), name)
 
@@ -243,3 +249,7 @@ class RequestForm(MediagenWidget):
         with self.reporting("Form"):
             self.fields = spec.field_specs(self._entry, self.mode, self.values)
             self.issues = spec.check(self._entry, self.mode, self.values)
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]

@@ -179,9 +179,16 @@ def test_studio_makes_an_image_audio_and_a_chained_video_that_play(lab, tmp_path
     assert video_facts["mode"] == "image_to_video"
     assert video_facts["request"]["first_frame"] == image_facts["items"][0]["asset_id"]
 
-    # the gallery holds all three, in one widget
+    # the gallery holds all three, in one widget (after the history it started with: the
+    # browser tests share one tenant, so earlier tests' generations are there too)
     gallery = studio.locator(".mg-gallery")
-    expect(gallery.locator(".mg-gallery-card")).to_have_count(3)
+    made = kernel_json(notebook, "[c.generation['id'] for c in studio.cards]")
+    for generation_id in made:
+        expect(gallery.locator(f'.mg-gallery-card[data-id="{generation_id}"]')).to_have_count(1)
+    shown = gallery.locator(".mg-gallery-card").evaluate_all(
+        "(cards) => cards.map((c) => c.dataset.id)"
+    )
+    assert shown[:3] == made, "newest first: this session's three lead the gallery"
     shot = tmp_path / "studio.png"
     take_screenshot(page, studio.locator(".mg-studio").first, video_card, shot)
     assert shot.read_bytes().startswith(b"\x89PNG")

@@ -10,6 +10,7 @@ no stylesheet) and a one-line ``text/plain`` instead of ``<... object at 0x7f...
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from mediagen import _html
@@ -19,6 +20,31 @@ from mediagen.widgets._service import field
 #: small thumbnail (video and audio are named, not embedded).
 SNAPSHOT_LIMIT = 12
 SNAPSHOT_THUMBNAIL_PX = 160
+
+
+#: Request fields that set a generation's price, in the order a card shows them.
+PRICE_SETTINGS = (
+    "quality",
+    "size",
+    "image_size",
+    "resolution",
+    "tier",
+    "variant",
+    "aspect_ratio",
+    "duration_seconds",
+    "generate_image_count",
+    "sample_count",
+)
+
+
+def price_settings(request: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The priced settings of a request body (empty when the request is unknown)."""
+    request = request or {}
+    found = {k: request[k] for k in PRICE_SETTINGS if request.get(k) not in (None, "")}
+    for count in ("generate_image_count", "sample_count"):  # one of each is the default
+        if found.get(count) == 1:
+            del found[count]
+    return found
 
 
 def plural(count: int, word: str) -> str:

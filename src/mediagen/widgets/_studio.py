@@ -21,11 +21,11 @@ import ipywidgets
 from mediagen import _html
 from mediagen.widgets import _tasks
 from mediagen.widgets._service import Service, field
-from mediagen.widgets._snapshot import StaticFallback, generations_html, plural
+from mediagen.widgets._snapshot import StaticFallback, generations_html, plural, price_settings
 from mediagen.widgets.credits import CreditMeter
 from mediagen.widgets.estimate import LiveEstimate
 from mediagen.widgets.form import RequestForm
-from mediagen.widgets.gallery import Gallery, price_settings
+from mediagen.widgets.gallery import Gallery
 from mediagen.widgets.job import JobCard
 from mediagen.widgets.picker import ModelPicker
 

@@ -21,32 +21,8 @@ from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._media import MediaSource, make_item
 from mediagen.widgets._service import Service, field
-from mediagen.widgets._snapshot import StaticFallback, generations_html, plural
+from mediagen.widgets._snapshot import StaticFallback, generations_html, plural, price_settings
 from mediagen.widgets.job import generation_summary
-
-#: Request fields that set a generation's price, in the order a card shows them.
-PRICE_SETTINGS = (
-    "quality",
-    "size",
-    "image_size",
-    "resolution",
-    "tier",
-    "variant",
-    "aspect_ratio",
-    "duration_seconds",
-    "generate_image_count",
-    "sample_count",
-)
-
-
-def price_settings(request: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The priced settings of a request body (empty when the request is unknown)."""
-    request = request or {}
-    found = {k: request[k] for k in PRICE_SETTINGS if request.get(k) not in (None, "")}
-    for count in ("generate_image_count", "sample_count"):  # one of each is the default
-        if found.get(count) == 1:
-            del found[count]
-    return found
 
 
 class Gallery(StaticFallback, MediaSource, MediagenWidget):
@@ -87,6 +63,7 @@ class Gallery(StaticFallback, MediaSource, MediagenWidget):
         paths: Iterable[str | Path] = (),
         *,
         request: Mapping[str, Any] | None = None,
+        refilter: bool = True,
     ) -> None:
         """Add (or update) a generation; ``paths`` are its outputs' local copies, in order.
 
@@ -113,21 +90,26 @@ class Gallery(StaticFallback, MediaSource, MediagenWidget):
         summary["settings_text"] = _html.settings_text(settings)
         self._all[summary["id"]] = summary
         self._generations[summary["id"]] = generation
-        self._refilter()
+        if refilter:
+            self._refilter()
 
     async def add_with_outputs(
         self, generation: Any, *, request: Mapping[str, Any] | None = None
     ) -> None:
         """Add a generation, fetching local copies of its outputs first."""
-        paths = []
-        if self.service is not None and field(generation, "status") == "completed":
-            paths = [await self.service.local_copy(o) for o in field(generation, "outputs") or []]
-        self.add(generation, paths, request=request)
+        self.add(generation, await self._local_copies(generation), request=request)
+
+    async def _local_copies(self, generation: Any) -> list[Path]:
+        if self.service is None or field(generation, "status") != "completed":
+            return []
+        return [await self.service.local_copy(o) for o in field(generation, "outputs") or []]
 
     def load_recent(self, limit: int = 100, **filters: Any) -> _tasks.Handle:
         """Fill the gallery from the service's history (newest first), in the background.
 
-        Generations this machine submitted get their settings from the client's journal.
+        Generations this machine submitted get their settings from the client's journal. The
+        cards appear together once their outputs are local (one update of the view, not one
+        per generation).
         """
         if self.service is None:
             raise ValueError("a Gallery without a service cannot load history")
@@ -140,11 +122,18 @@ class Gallery(StaticFallback, MediaSource, MediagenWidget):
         """Await filling the gallery from history (see :meth:`load_recent`)."""
         assert self.service is not None
         requests = self.service.journal_requests()
+        found = []
         for generation in await self.service.recent(limit=limit, **filters):
             gid = field(generation, "id")
             if gid in self._all and self._all[gid]["status"] == field(generation, "status"):
                 continue  # already shown (a job of this session)
-            await self.add_with_outputs(generation, request=requests.get(gid))
+            found.append((generation, await self._local_copies(generation)))
+        with self.hold_trait_notifications():
+            for generation, paths in found:
+                gid = field(generation, "id")
+                if gid not in self._all:  # a job of this session may have finished meanwhile
+                    self.add(generation, paths, request=requests.get(gid), refilter=False)
+            self._refilter()
 
     # -- filtering -------------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._media import MediaItem, MediaSource, make_item
 from mediagen.widgets._service import Service, field
-from mediagen.widgets._snapshot import StaticFallback
+from mediagen.widgets._snapshot import StaticFallback, generations_html, price_settings
 
 Finished = Callable[[Any], None]
 Reference = Callable[[str, str, str], "str | None"]  # (asset_id, label, kind) -> where it went
@@ -213,4 +213,5 @@ class JobCard(StaticFallback, MediaSource, MediagenWidget):
         return f"Job {gen.get('id')}: {gen.get('model')} {gen.get('status')}{cost}"
 
     def snapshot_html(self) -> str:
-        return _html.generation_html(self.result)
+        settings = {self.generation.get("id") or "": price_settings(self.request)}
+        return generations_html(self.snapshot_text(), [self.result], settings)

@@ -11,7 +11,7 @@ from mediagen import _html
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._media import MediaItem, MediaSource, make_item
 from mediagen.widgets._outputs import output_item
-from mediagen.widgets._snapshot import StaticFallback
+from mediagen.widgets._snapshot import SNAPSHOT_THUMBNAIL_PX, StaticFallback
 
 
 class MediaPlayer(StaticFallback, MediaSource, MediagenWidget):
@@ -52,6 +52,8 @@ class MediaPlayer(StaticFallback, MediaSource, MediagenWidget):
         return f"MediaPlayer: {item.get('label') or 'empty'}"
 
     def snapshot_html(self) -> str:
+        """A thumbnail for an image, a labelled box for video and audio: never the media bytes
+        (a saved notebook stays small, as with the widget state)."""
         key = (self.item or {}).get("key")
         item = self._media_items.get(key) if key else None
         if item is None:
@@ -59,9 +61,9 @@ class MediaPlayer(StaticFallback, MediaSource, MediagenWidget):
         output = {
             "local_path": str(item.path),
             "content_type": item.content_type,
-            "filename": item.label,
             "width": item.width,
             "height": item.height,
             "duration_seconds": item.duration_seconds,
         }
-        return _html.output_html(output)
+        thumbnail = _html.thumbnail_html(output, thumbnail_px=SNAPSHOT_THUMBNAIL_PX)
+        return f'<div style="max-width:{SNAPSHOT_THUMBNAIL_PX}px">{thumbnail}</div>'

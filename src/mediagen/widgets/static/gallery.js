@@ -53,24 +53,35 @@ function render({ model, el, experimental }) {
     button.addEventListener("click", () => box.open(url, item.label || "image"));
   };
 
-  const loaded = new Map(); // media slot -> figure (disposed when its card goes away)
+  // media key -> figure: a figure outlives re-renders (history arriving, a filter, a selection)
+  // while its item is still shown, so its media are fetched once and never revoked mid-load.
+  const loaded = new Map();
+  const place = (slot, figure) => {
+    slot.classList.remove("mg-placeholder");
+    slot.replaceChildren(figure.node);
+  };
   const observer = new IntersectionObserver((records) => {
     for (const record of records) {
       if (!record.isIntersecting) continue;
       const slot = record.target;
       observer.unobserve(slot);
       const item = JSON.parse(slot.dataset.item);
-      const figure = mediaFigure(experimental, item, { caption: false, onReady: enlargeable(item) });
-      loaded.set(slot, figure);
-      slot.classList.remove("mg-placeholder");
-      slot.replaceChildren(figure.node);
+      let figure = loaded.get(item.key);
+      if (!figure) {
+        figure = mediaFigure(experimental, item, { caption: false, onReady: enlargeable(item) });
+        loaded.set(item.key, figure);
+      }
+      place(slot, figure);
     }
   }, { rootMargin: "200px" });
 
   const renderEntries = () => {
-    for (const [slot, figure] of loaded) { figure.dispose(); observer.unobserve(slot); }
-    loaded.clear();
+    observer.disconnect();
     const entries = model.get("entries") || [];
+    const shown = new Set(entries.flatMap((entry) => entry.items.map((item) => item.key)));
+    for (const [key, figure] of loaded) {
+      if (!shown.has(key)) { figure.dispose(); loaded.delete(key); }
+    }
     const selected = model.get("selected_id");
     count.textContent = `${entries.length} of ${model.get("total")}`;
     const cards = [];
@@ -80,6 +91,8 @@ function render({ model, el, experimental }) {
         const slot = h("div", { class: "mg-placeholder mg-gallery-slot", dataset: { item: JSON.stringify(item), kind: item.kind } },
           `${item.kind}${item.width ? ` ${item.width}×${item.height}` : ""}`);
         if (item.width && item.height && item.kind !== "audio") slot.style.aspectRatio = `${item.width} / ${item.height}`;
+        const figure = loaded.get(item.key);
+        if (figure) place(slot, figure); else observer.observe(slot);
         return slot;
       });
       const on = entry.id === selected;
@@ -95,7 +108,6 @@ function render({ model, el, experimental }) {
         entry.settings_text ? h("div", { class: "mg-muted mg-gallery-settings" }, entry.settings_text) : null,
         h("div", { class: "mg-muted mg-gallery-prompt", title: entry.prompt }, entry.prompt),
         h("div", { class: "mg-row" }, choose)));
-      for (const slot of slots) observer.observe(slot);
     }
     grid.replaceChildren(...cards);
   };

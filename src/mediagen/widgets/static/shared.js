@@ -65,6 +65,7 @@ export function mediaElement(item) {
 export function mediaFigure(experimental, item, { caption = true, onReady = null } = {}) {
   const controller = new AbortController();
   let url = null;
+  let element = null;
   const placeholder = h("div", { class: "mg-placeholder", role: "status" }, "Loading…");
   if (item.width && item.height) placeholder.style.aspectRatio = `${item.width} / ${item.height}`;
   const node = h("figure", { class: "mg-media-frame", style: "margin:0", dataset: { kind: item.kind, key: item.key } },
@@ -73,7 +74,7 @@ export function mediaFigure(experimental, item, { caption = true, onReady = null
     (objectUrl) => {
       if (controller.signal.aborted) { URL.revokeObjectURL(objectUrl); return; }
       url = objectUrl;
-      const element = mediaElement(item);
+      element = mediaElement(item);
       element.src = url;
       placeholder.replaceWith(element);
       if (onReady) onReady(element, url);
@@ -88,6 +89,10 @@ export function mediaFigure(experimental, item, { caption = true, onReady = null
     node,
     dispose() {
       controller.abort();
+      if (element) {  // stop a load still running, so it never asks for the revoked URL
+        element.removeAttribute("src");
+        if (element.load) element.load();
+      }
       if (url) URL.revokeObjectURL(url);
       url = null;
     },

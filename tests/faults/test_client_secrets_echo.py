@@ -74,3 +74,35 @@ def test_the_async_client_masks_it_too(tmp_path):
     with FakeServer(_json_500) as server, pytest.raises(mediagen.ServerError) as caught:
         asyncio.run(main(server.url))
     assert KEY not in _shown(caught.value)
+
+
+def test_an_http_client_with_an_auth_flow_never_sends_the_key_to_file_urls(tmp_path):
+    """``httpx.Client(auth=...)`` adds credentials when a request is sent, after the client
+    removed them: the file URLs must opt out of it too."""
+
+    def respond(request):
+        if request.path.startswith("/v1/generations/"):
+            output = {"url": f"{server.url}/files/out.png?sig=1", "asset_id": "asset_1",
+                      "content_type": "image/png"}  # fmt: skip
+            gen = {"id": "g-1", "type": "image", "status": "completed", "model": "m",
+                   "prompt": "p", "outputs": [output]}  # fmt: skip
+            return Reply(200, {"Content-Type": "application/json"}, json.dumps(gen).encode())
+        return Reply(200, {"Content-Type": "image/png"}, b"\x89PNG" + b"\x00" * 64)
+
+    def bearer(request):
+        request.headers["Authorization"] = f"Bearer {KEY}"
+        return request
+
+    server = FakeServer(respond)
+    http = __import__("httpx").Client(auth=bearer, timeout=30)
+    client = mediagen.Client(api_key=KEY, base_url=server.url, http_client=http,
+                             cache_dir=tmp_path, journal=False)  # fmt: skip
+    try:
+        gen = client.generations.wait("g-1", timeout=30)
+    finally:
+        http.close()
+        server.close()
+    assert gen.outputs[0].local_path is not None
+    files = [r for r in server.seen if r.path.startswith("/files/")]
+    assert files
+    assert not [r for r in files if "Authorization" in r.headers]

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from mediagen.client import _batch
 from mediagen.client import _resources as res
 from mediagen.client._budget import Budget
@@ -168,6 +170,29 @@ class BaseClient:
             raise error
         log.info("mediagen: %s %s: HTTP %s; retry in %.2fs", spec.method, spec.path,
                  status, delay)  # fmt: skip
+        return delay
+
+    def _timeout(self, tries: Attempts) -> dict[str, Any]:
+        """The ``timeout=`` of the next attempt when a deadline cuts it, else nothing."""
+        timeout = tries.timeout(self._config.timeout)
+        return {} if timeout is None else {"timeout": httpx.Timeout(timeout)}
+
+    def _file_error_delay(self, tries: Attempts, response: Any, method: str, where: str) -> float:
+        """The pause before retrying an upload/download URL's error status; raises if final."""
+        error = error_from_response(
+            response.status_code, response.headers, response.content, method=method,
+            path=where, secrets=self._secrets,
+        )  # fmt: skip
+        delay = tries.next_delay(status=response.status_code)
+        if delay is None:
+            raise error
+        return delay
+
+    def _file_transport_delay(self, tries: Attempts, exc: Exception, method: str, where: str):
+        """The pause before retrying an upload/download URL after a transport failure."""
+        delay = tries.next_delay(connection_error=True)
+        if delay is None:
+            raise connection_error(exc, method, where) from None
         return delay
 
     # --- journal --------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import logging
 import os
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -44,6 +45,7 @@ from mediagen.client._models import (
 )
 
 _NOT_GIVEN: Any = object()
+log = logging.getLogger("mediagen")
 
 
 def new_idempotency_key() -> str:
@@ -232,9 +234,11 @@ def submit(
         if isinstance(exc, PaymentRequiredError):
             yield from explain_refusal(client, exc, body, quote, entry)
         raise
-    except KeyboardInterrupt:
+    except BaseException as exc:  # an interrupt, a cancelled task: the answer is lost too
         client._journal_event("unanswered", kind, body, key, None, quote)
-        raise SubmitInterrupted(key) from None
+        if isinstance(exc, KeyboardInterrupt):
+            raise SubmitInterrupted(key) from None
+        raise
     gen = Generation.from_dict(data, client=client)
     client._journal_event("submitted", kind, body, key, gen, quote)
     return gen
@@ -250,8 +254,8 @@ def explain_refusal(client: Any, error: PaymentRequiredError, body: dict[str, An
         if quote is not None:
             error.needed = quote.credits_after_discount
         error.available = (yield from _credits(client)).balance
-    except (APIError, APIConnectionError):
-        pass
+    except Exception as exc:  # best effort: the refusal itself is what is raised
+        log.info("mediagen: could not read the price and balance of a refused submit: %s", exc)
 
 
 class _Create(_Resource):

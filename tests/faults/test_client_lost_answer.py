@@ -129,3 +129,19 @@ def test_a_5xx_on_a_submit_is_an_unknown_outcome_too(sandbox, tenant, relay, cli
     gen = client.images.create(**request)
     assert gen.idempotency_key == caught.value.idempotency_key
     assert len(reserves(sandbox, tenant.org_id)) == 1
+
+
+def test_a_batch_run_again_after_lost_answers_charges_each_item_once(
+    sandbox, tenant, relay, client
+):
+    request = example_request(sandbox, tenant, "pixel-1")
+    requests = [request, {**request, "prompt": request["prompt"] + ", in fog"}]
+    first = client.submit_batch(requests, show_estimate=False)
+    assert all(item.error is not None for item in first)
+    keys = [item.idempotency_key for item in first]
+    assert all(key in str(item.error) for key, item in zip(keys, first, strict=True))
+    relay.drop = lambda r: False
+    again = client.submit_batch(requests, show_estimate=False)
+    assert all(item.ok for item in again)
+    assert [item.generation.idempotency_key for item in again] == keys
+    assert len(reserves(sandbox, tenant.org_id)) == 2

@@ -171,8 +171,12 @@ def submit(
     validate: bool | None,
     estimate: bool | None,
     quote: Estimate | None = None,
+    fresh_key: str | None = None,
 ):
     """Flow: check, resolve references, (estimate), journal, POST, journal.
+
+    Without an ``idempotency_key`` in ``fields``, ``fresh_key`` (or a new one) is used unless
+    an identical request's answer was lost: then that attempt's key.
 
     ``quote`` is an estimate already made for exactly this body (a batch quotes first); it is
     used for the budget instead of asking again.
@@ -180,7 +184,7 @@ def submit(
     check_fields(kind, fields)
     body = {k: v for k, v in fields.items() if v is not None}
     own_key = body.pop("idempotency_key", None)
-    key = own_key or new_idempotency_key()
+    key = own_key or fresh_key or new_idempotency_key()
     body = yield from resolve_references(client, body)
     config = client._config
     budgets = tuple(active_budgets())

@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 
+from mediagen._redact import shown_url
 from mediagen.client import _batch
 from mediagen.client import _resources as res
 from mediagen.client._budget import Budget
@@ -105,7 +106,7 @@ class BaseClient:
         return self._budget
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(base_url={self._config.base_url!r})"
+        return f"{type(self).__name__}(base_url={shown_url(self._config.base_url)!r})"
 
     def save(self, generation: Generation, directory: str | Path = ".") -> Any:
         """Save every output of ``generation`` into ``directory``; returns the paths."""
@@ -149,7 +150,7 @@ class BaseClient:
             sent=not isinstance(exc, NOT_SENT),
         )
         if delay is None:
-            raise connection_error(exc, spec.method, spec.path) from None
+            raise connection_error(exc, spec.method, spec.path, self._secrets) from None
         log.info("mediagen: %s %s: %s; retry in %.2fs", spec.method, spec.path,
                  type(exc).__name__, delay)  # fmt: skip
         return delay
@@ -192,7 +193,7 @@ class BaseClient:
         """The pause before retrying an upload/download URL after a transport failure."""
         delay = tries.next_delay(connection_error=True)
         if delay is None:
-            raise connection_error(exc, method, where) from None
+            raise connection_error(exc, method, where, self._secrets) from None
         return delay
 
     # --- journal --------------------------------------------------------------------------
@@ -200,7 +201,7 @@ class BaseClient:
     def _journal_record(self, event, kind, body, key, generation, quote) -> dict[str, Any]:
         return make_record(
             event,
-            service=self._config.base_url,
+            service=shown_url(self._config.base_url),
             key_id=self._config.key_fingerprint,
             kind=kind,
             request=body,
@@ -255,7 +256,7 @@ class BaseClient:
         if self.journal is None:
             return []
         return self.journal.unanswered(
-            service=self._config.base_url, key_id=self._config.key_fingerprint
+            service=shown_url(self._config.base_url), key_id=self._config.key_fingerprint
         )
 
     def _journal_finished(self, gen: Generation) -> None:
@@ -271,7 +272,7 @@ class BaseClient:
         if self.journal is None:
             return []
         return self.journal.pending(
-            service=self._config.base_url, key_id=self._config.key_fingerprint
+            service=shown_url(self._config.base_url), key_id=self._config.key_fingerprint
         )
 
     # --- to be provided by the drivers ----------------------------------------------------

@@ -198,7 +198,9 @@ class BaseClient:
 
     # --- journal --------------------------------------------------------------------------
 
-    def _journal_record(self, event, kind, body, key, generation, quote) -> dict[str, Any]:
+    def _journal_record(
+        self, event, kind, body, key, generation, quote, inputs=None
+    ) -> dict[str, Any]:
         return make_record(
             event,
             service=shown_url(self._config.base_url),
@@ -209,6 +211,7 @@ class BaseClient:
             generation=generation,
             estimate=quote.to_dict() if quote is not None else None,
             secrets=self._secrets,
+            inputs=inputs,
         )
 
     def _journal_event(
@@ -227,7 +230,9 @@ class BaseClient:
         except OSError as exc:  # the journal must never break a submit
             log.warning("mediagen: could not write the request journal: %s", exc)
 
-    def _journal_attempt(self, kind: str, body: dict[str, Any], key: str, quote: Any) -> str:
+    def _journal_attempt(
+        self, kind: str, body: dict[str, Any], key: str, quote: Any, inputs: str | None = None
+    ) -> str:
         """Journal a submit about to be sent; the idempotency key to send it with.
 
         That is ``key``, unless an identical request of this key and service is unanswered
@@ -238,7 +243,7 @@ class BaseClient:
             return key
         try:
             claimed = self.journal.claim_or_append(
-                self._journal_record("attempt", kind, body, key, None, quote)
+                self._journal_record("attempt", kind, body, key, None, quote, inputs)
             )
         except OSError as exc:
             log.warning("mediagen: could not write the request journal: %s", exc)
@@ -251,6 +256,11 @@ class BaseClient:
             claimed,
         )
         return claimed
+
+    def _journal_lost_inputs(self, kind: str, inputs: str) -> dict[str, Any] | None:
+        """The unanswered attempt of this request as given (local files), if any."""
+        found = [r for r in self._journal_unanswered() if r.get("kind") == kind]
+        return next((r for r in found if r.get("inputs") == inputs), None)
 
     def _journal_unanswered(self) -> list[dict[str, Any]]:
         if self.journal is None:

@@ -53,3 +53,14 @@ def redact_value(value: Any, secrets: Iterable[str] = ()) -> Any:
     if isinstance(value, (list, tuple)):
         return [redact_value(v, secrets) for v in value]
     return value
+
+
+def shown_url(url: str) -> str:
+    """``url`` without the ``user:password@`` part (a proxy or service credential)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    host, slash, path = rest.partition("/")
+    if "@" in host:
+        host = MASK + "@" + host.rsplit("@", 1)[1]
+    return f"{scheme}{sep}{host}{slash}{path}"

@@ -124,6 +124,7 @@ def make_record(
     generation: Any = None,
     estimate: Mapping[str, Any] | None = None,
     secrets: tuple[str, ...] = (),
+    inputs: str | None = None,
 ) -> dict[str, Any]:
     """One journal record (``generation``: a Generation model or its JSON dict)."""
     if event not in EVENTS:
@@ -157,6 +158,8 @@ def make_record(
         # who sent it: an attempt whose process is gone can no longer be answered
         "pid": os.getpid() if event == "attempt" else None,
         "host": socket.gethostname() if event == "attempt" else None,
+        # a digest of the request as given, when local files were uploaded for it
+        "inputs": inputs,
     }
 
 
@@ -319,10 +322,13 @@ class Journal:
             wanted = canonical(record.get("request"))
             claimed = None
             for old in self.unanswered(service=record.get("service"), key_id=record.get("key_id")):
-                if (
-                    old.get("kind") == record.get("kind")
-                    and canonical(old.get("request")) == wanted
-                ):
+                if old.get("kind") != record.get("kind"):
+                    continue
+                if record.get("inputs"):  # local files: the request as given, not as sent
+                    same = old.get("inputs") == record["inputs"]
+                else:
+                    same = canonical(old.get("request")) == wanted
+                if same:
                     claimed = old["idempotency_key"]
                     break
             if claimed is not None:

@@ -63,9 +63,13 @@ class Request:
 
 @dataclass
 class Reply:
+    """An answer. With ``hold``, the body is sent and then the connection is kept open (the
+    rest never comes) until the event is set: a download that stalls part-way."""
+
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b""
+    hold: threading.Event | None = None
 
 
 Responder = Callable[[Request], "Reply | None"]
@@ -98,6 +102,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(reply.body)
+        if reply.hold is not None:
+            self.wfile.flush()
+            reply.hold.wait(120)
         self.close_connection = True
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _handle

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -132,3 +137,39 @@ def test_odd_server_file_names_stay_inside_the_target_directory(name, files, cli
     assert len(path.name) < 255
     assert _all_files(root) == [path]  # nothing next to it, nothing above it
     assert not [p for p in os.listdir(target) if ".part-" in p]
+
+
+SAVER = """
+import sys
+import mediagen
+client = mediagen.Client(api_key="mg-test-key", base_url=sys.argv[1], cache_dir=sys.argv[2],
+                         journal=False)
+output = {"url": sys.argv[1] + "/stall.png", "asset_id": "asset_1", "content_type": "image/png"}
+gen = mediagen.Generation.from_dict({"id": "g-1", "type": "image", "status": "completed",
+                                     "model": "m", "prompt": "p", "outputs": [output]},
+                                    client=client)
+client.save(gen, sys.argv[3])
+"""
+
+
+def test_an_interrupted_download_leaves_no_temporary_file(files, tmp_path):
+    hold = threading.Event()
+    headers = {"Content-Type": "image/png", "Content-Length": "100000"}  # more than is sent
+    files.routes = {"/stall.png": Reply(200, headers, PNG, hold)}
+    cache = tmp_path / "cache"
+    args = [files.server.url, str(cache), str(tmp_path / "saved")]
+    process = subprocess.Popen([sys.executable, "-c", SAVER, *args], stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(cache.rglob("*.part-*")) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert list(cache.rglob("*.part-*"))  # the download is under way, half written
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=60)
+    finally:
+        hold.set()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode != 0
+    assert _all_files(tmp_path) == []

@@ -129,3 +129,40 @@ def test_a_5xx_on_a_submit_is_an_unknown_outcome_too(sandbox, tenant, relay, cli
     gen = client.images.create(**request)
     assert gen.idempotency_key == caught.value.idempotency_key
     assert len(reserves(sandbox, tenant.org_id)) == 1
+
+
+def test_a_batch_run_again_after_lost_answers_charges_each_item_once(
+    sandbox, tenant, relay, client
+):
+    request = example_request(sandbox, tenant, "pixel-1")
+    requests = [request, {**request, "prompt": request["prompt"] + ", in fog"}]
+    first = client.submit_batch(requests, show_estimate=False)
+    assert all(item.error is not None for item in first)
+    keys = [item.idempotency_key for item in first]
+    assert all(key in str(item.error) for key, item in zip(keys, first, strict=True))
+    relay.drop = lambda r: False
+    again = client.submit_batch(requests, show_estimate=False)
+    assert all(item.ok for item in again)
+    assert [item.generation.idempotency_key for item in again] == keys
+    assert len(reserves(sandbox, tenant.org_id)) == 2
+
+
+def test_a_request_with_a_local_file_is_recognized_when_sent_again(
+    sandbox, tenant, relay, client, tmp_path
+):
+    """Its upload gets a new asset id each time, so the bodies as sent differ: the request is
+    recognized as given (the file by path, size and time), sent as it was, and not uploaded
+    again."""
+    from PIL import Image
+
+    image = tmp_path / "ref.png"
+    Image.new("RGB", (64, 48), (200, 90, 40)).save(image)
+    request = {**example_request(sandbox, tenant, "pixel-1"), "reference_images": [str(image)]}
+    with pytest.raises(mediagen.APIConnectionError) as caught:
+        client.images.create(**request)
+    relay.drop = lambda r: False
+    gen = client.images.create(**request)
+    assert gen.idempotency_key == caught.value.idempotency_key
+    assert len(reserves(sandbox, tenant.org_id)) == 1
+    uploads = [r for r in relay.seen if r.method == "POST" and r.path == "/v1/uploads"]
+    assert len(uploads) == 1

@@ -74,3 +74,66 @@ def test_the_async_client_masks_it_too(tmp_path):
     with FakeServer(_json_500) as server, pytest.raises(mediagen.ServerError) as caught:
         asyncio.run(main(server.url))
     assert KEY not in _shown(caught.value)
+
+
+def test_an_http_client_with_an_auth_flow_never_sends_the_key_to_file_urls(tmp_path):
+    """``httpx.Client(auth=...)`` adds credentials when a request is sent, after the client
+    removed them: the file URLs must opt out of it too."""
+
+    def respond(request):
+        if request.path.startswith("/v1/generations/"):
+            output = {"url": f"{server.url}/files/out.png?sig=1", "asset_id": "asset_1",
+                      "content_type": "image/png"}  # fmt: skip
+            gen = {"id": "g-1", "type": "image", "status": "completed", "model": "m",
+                   "prompt": "p", "outputs": [output]}  # fmt: skip
+            return Reply(200, {"Content-Type": "application/json"}, json.dumps(gen).encode())
+        return Reply(200, {"Content-Type": "image/png"}, b"\x89PNG" + b"\x00" * 64)
+
+    def bearer(request):
+        request.headers["Authorization"] = f"Bearer {KEY}"
+        return request
+
+    server = FakeServer(respond)
+    http = __import__("httpx").Client(auth=bearer, timeout=30)
+    client = mediagen.Client(api_key=KEY, base_url=server.url, http_client=http,
+                             cache_dir=tmp_path, journal=False)  # fmt: skip
+    try:
+        gen = client.generations.wait("g-1", timeout=30)
+    finally:
+        http.close()
+        server.close()
+    assert gen.outputs[0].local_path is not None
+    files = [r for r in server.seen if r.path.startswith("/files/")]
+    assert files
+    assert not [r for r in files if "Authorization" in r.headers]
+
+
+@pytest.mark.parametrize("pasted", [f"{KEY[:20]}\n{KEY[20:]}", f"{KEY[:20]} {KEY[20:]}"])
+def test_a_badly_pasted_key_is_refused_without_showing_it(pasted, tmp_path):
+    """A line break inside the key made every request fail with a protocol error quoting the
+    Authorization header, key included."""
+    with FakeServer(lambda r: Reply(200, {"Content-Type": "application/json"}, b"{}")) as server:
+        try:
+            client = mediagen.Client(api_key=pasted, base_url=server.url, cache_dir=tmp_path,
+                                     journal=False, max_retries=0)  # fmt: skip
+            client.credits.get()
+        except Exception as exc:
+            shown = "".join(traceback.format_exception(exc))
+        else:
+            shown = ""
+    assert "cannot be sent in a header" in shown
+    assert KEY[:20] not in shown
+    assert KEY[20:] not in shown
+
+
+def test_credentials_in_the_base_url_stay_out_of_reprs_and_the_journal(tmp_path):
+    journal = tmp_path / "journal.jsonl"
+    with FakeServer(_json_500) as server:
+        url = server.url.replace("http://", "http://proxyuser:proxy-pass-8841@")
+        client = mediagen.Client(api_key=KEY, base_url=url, cache_dir=tmp_path,
+                                 journal=journal, max_retries=0)  # fmt: skip
+        with pytest.raises(mediagen.APIError) as caught:
+            client.images.create(model="pixel-1", prompt="a lighthouse", validate=False)
+        client.close()
+    for shown in (repr(client), _shown(caught.value), journal.read_text()):
+        assert "proxy-pass-8841" not in shown

@@ -4,12 +4,13 @@ outage shorter than the time left is ridden out instead of ending the wait."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 import time
 
 import pytest
-from client_faults import Relay, SilentServer
+from client_faults import FakeServer, Relay, Reply, SilentServer
 
 import mediagen
 
@@ -155,3 +156,29 @@ def test_an_outage_longer_than_the_timeout_ends_as_a_wait_timeout(sandbox, tenan
     assert "nothing was resubmitted" in str(error)
     assert took >= timeout * 0.9
     assert took < timeout + MARGIN
+
+
+def test_the_wait_deadline_covers_downloading_the_outputs(tmp_path):
+    """A completed job whose file server hangs: the wait still ends by its timeout."""
+    with SilentServer() as files:
+        output = {"url": f"{files.url}/files/out.png?sig=1", "asset_id": "asset_1",
+                  "content_type": "image/png"}  # fmt: skip
+        done = {"id": GENERATION_ID, "type": "image", "status": "completed", "model": "m",
+                "prompt": "p", "outputs": [output]}  # fmt: skip
+        body = json.dumps(done).encode()
+        api = FakeServer(lambda r: Reply(200, {"Content-Type": "application/json"}, body))
+        client = mediagen.Client(api_key="mg-test-key", base_url=api.url, cache_dir=tmp_path,
+                                 journal=False)  # fmt: skip
+        try:
+            took, error, ended = _timed(
+                lambda: client.generations.wait(GENERATION_ID, timeout=TIMEOUT)
+            )
+        finally:
+            client.close()
+            api.close()
+        assert files.accepted  # the download was really attempted
+    assert ended
+    assert isinstance(error, mediagen.WaitTimeoutError), error
+    assert "completed" in str(error)
+    assert took < TIMEOUT + MARGIN
+    assert not list(tmp_path.rglob("*.part-*"))

@@ -24,13 +24,12 @@ from mediagen.client._effects import (
     Put,
     Sleep,
 )
-from mediagen.client._requests import RequestSpec, decode_json, error_from_response
+from mediagen.client._requests import RequestSpec, decode_json
 from mediagen.client._retry import Attempts, DeadlinePassed
 from mediagen.client._sync import Client
 from mediagen.client._transport import (
     CHUNK,
     check_final_status,
-    connection_error,
     deadline_error,
     fetched,
     file_url_path,
@@ -156,7 +155,7 @@ class AsyncClient(BaseClient):
         if kind is Blocking:
             return await asyncio.to_thread(effect.fn, *effect.args)
         if kind is Fetch:
-            return await self._fetch(effect.url, effect.temp)
+            return await self._fetch(effect.url, effect.temp, effect.deadline)
         if kind is Put:
             return await self._put(effect)
         raise TypeError(f"unknown effect {effect!r}")
@@ -213,50 +212,44 @@ class AsyncClient(BaseClient):
                 raise DeadlinePassed() from None
         return response.status_code, response.headers, response.content
 
-    async def _fetch(self, url: str, temp: Path) -> Fetched:
-        attempt = 0
+    async def _fetch(self, url: str, temp: Path, deadline: float | None = None) -> Fetched:
         where = file_url_path(url)
-        while True:
-            request = strip_auth(self._http.build_request("GET", url))
-            try:
-                response = await self._http.send(request, stream=True, follow_redirects=True)
+        tries = Attempts(self._policy, self._clock, deadline)
+        try:
+            while True:
+                request = strip_auth(self._http.build_request("GET", url, **self._timeout(tries)))
                 try:
-                    check_final_status(response.status_code, where)
-                    if response.status_code >= 400:
-                        await response.aread()
-                        error = error_from_response(
-                            response.status_code, response.headers, response.content,
-                            method="GET", path=where, secrets=self._secrets,
-                        )  # fmt: skip
-                        delay = self._policy.delay(attempt, status=response.status_code)
-                        if delay is None:
-                            raise error
-                        await self._sleep(delay)
-                        attempt += 1
-                        continue
-                    handle = await asyncio.to_thread(open, temp, "wb")
-                    size = 0
+                    response = await self._http.send(
+                        request, stream=True, follow_redirects=True, auth=None
+                    )
                     try:
-                        async for chunk in response.aiter_bytes(CHUNK):
-                            handle.write(chunk)
-                            size += len(chunk)
+                        check_final_status(response.status_code, where)
+                        if response.status_code >= 400:
+                            await response.aread()
+                            await self._sleep(self._file_error_delay(tries, response, "GET", where))
+                            continue
+                        handle = await asyncio.to_thread(open, temp, "wb")
+                        size = 0
+                        try:
+                            async for chunk in response.aiter_bytes(CHUNK):
+                                handle.write(chunk)
+                                size += len(chunk)
+                                tries.left()
+                        finally:
+                            handle.close()
+                        return fetched(response.headers, size)
                     finally:
-                        handle.close()
-                    return fetched(response.headers, size)
-                finally:
-                    await response.aclose()
-            except httpx.TooManyRedirects:
-                raise DownloadError(f"GET {where} redirects without end; not saved") from None
-            except httpx.TransportError as exc:
-                delay = self._policy.delay(attempt, connection_error=True)
-                if delay is None:
-                    raise connection_error(exc, "GET", where) from None
-                await self._sleep(delay)
-                attempt += 1
+                        await response.aclose()
+                except httpx.TooManyRedirects:
+                    raise DownloadError(f"GET {where} redirects without end; not saved") from None
+                except httpx.TransportError as exc:
+                    await self._sleep(self._file_transport_delay(tries, exc, "GET", where))
+        except DeadlinePassed:
+            raise deadline_error("GET", where) from None
 
     async def _put(self, effect: Put) -> Any:
-        attempt = 0
         where = file_url_path(effect.url)
+        tries = Attempts(self._policy, self._clock)
         while True:
             request = strip_auth(
                 self._http.build_request(
@@ -264,25 +257,12 @@ class AsyncClient(BaseClient):
                 )
             )
             try:
-                response = await self._http.send(request)
+                response = await self._http.send(request, auth=None)
             except httpx.TransportError as exc:
-                delay = self._policy.delay(attempt, connection_error=True)
-                if delay is None:
-                    raise connection_error(exc, "PUT", where) from None
-                await self._sleep(delay)
-                attempt += 1
+                await self._sleep(self._file_transport_delay(tries, exc, "PUT", where))
                 continue
-            status = response.status_code
-            if status < 300:
+            if response.status_code < 300:
                 return decode_json(response.content)
-            if status == 409 and attempt > 0:
-                return {"status": "ready"}
-            error = error_from_response(
-                status, response.headers, response.content, method="PUT", path=where,
-                secrets=self._secrets,
-            )  # fmt: skip
-            delay = self._policy.delay(attempt, status=status)
-            if delay is None:
-                raise error
-            await self._sleep(delay)
-            attempt += 1
+            if response.status_code == 409 and tries.count > 0:
+                return {"status": "ready"}  # an earlier attempt delivered the bytes
+            await self._sleep(self._file_error_delay(tries, response, "PUT", where))

@@ -8,6 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
+
+from mediagen._redact import shown_url
 from mediagen._version import __version__
 from mediagen.client import _batch
 from mediagen.client import _resources as res
@@ -104,7 +107,7 @@ class BaseClient:
         return self._budget
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(base_url={self._config.base_url!r})"
+        return f"{type(self).__name__}(base_url={shown_url(self._config.base_url)!r})"
 
     def save(self, generation: Generation, directory: str | Path = ".") -> Any:
         """Save every output of ``generation`` into ``directory``; returns the paths."""
@@ -148,7 +151,7 @@ class BaseClient:
             sent=not isinstance(exc, NOT_SENT),
         )
         if delay is None:
-            raise connection_error(exc, spec.method, spec.path) from None
+            raise connection_error(exc, spec.method, spec.path, self._secrets) from None
         log.info("mediagen: %s %s: %s; retry in %.2fs", spec.method, spec.path,
                  type(exc).__name__, delay)  # fmt: skip
         return delay
@@ -171,12 +174,37 @@ class BaseClient:
                  status, delay)  # fmt: skip
         return delay
 
+    def _timeout(self, tries: Attempts) -> dict[str, Any]:
+        """The ``timeout=`` of the next attempt when a deadline cuts it, else nothing."""
+        timeout = tries.timeout(self._config.timeout)
+        return {} if timeout is None else {"timeout": httpx.Timeout(timeout)}
+
+    def _file_error_delay(self, tries: Attempts, response: Any, method: str, where: str) -> float:
+        """The pause before retrying an upload/download URL's error status; raises if final."""
+        error = error_from_response(
+            response.status_code, response.headers, response.content, method=method,
+            path=where, secrets=self._secrets,
+        )  # fmt: skip
+        delay = tries.next_delay(status=response.status_code)
+        if delay is None:
+            raise error
+        return delay
+
+    def _file_transport_delay(self, tries: Attempts, exc: Exception, method: str, where: str):
+        """The pause before retrying an upload/download URL after a transport failure."""
+        delay = tries.next_delay(connection_error=True)
+        if delay is None:
+            raise connection_error(exc, method, where, self._secrets) from None
+        return delay
+
     # --- journal --------------------------------------------------------------------------
 
-    def _journal_record(self, event, kind, body, key, generation, quote) -> dict[str, Any]:
+    def _journal_record(
+        self, event, kind, body, key, generation, quote, inputs=None
+    ) -> dict[str, Any]:
         return make_record(
             event,
-            service=self._config.base_url,
+            service=shown_url(self._config.base_url),
             key_id=self._config.key_fingerprint,
             kind=kind,
             request=body,
@@ -184,6 +212,7 @@ class BaseClient:
             generation=generation,
             estimate=quote.to_dict() if quote is not None else None,
             secrets=self._secrets,
+            inputs=inputs,
         )
 
     def _journal_event(
@@ -202,7 +231,9 @@ class BaseClient:
         except OSError as exc:  # the journal must never break a submit
             log.warning("mediagen: could not write the request journal: %s", exc)
 
-    def _journal_attempt(self, kind: str, body: dict[str, Any], key: str, quote: Any) -> str:
+    def _journal_attempt(
+        self, kind: str, body: dict[str, Any], key: str, quote: Any, inputs: str | None = None
+    ) -> str:
         """Journal a submit about to be sent; the idempotency key to send it with.
 
         That is ``key``, unless an identical request of this key and service is unanswered
@@ -213,7 +244,7 @@ class BaseClient:
             return key
         try:
             claimed = self.journal.claim_or_append(
-                self._journal_record("attempt", kind, body, key, None, quote)
+                self._journal_record("attempt", kind, body, key, None, quote, inputs)
             )
         except OSError as exc:
             log.warning("mediagen: could not write the request journal: %s", exc)
@@ -227,11 +258,16 @@ class BaseClient:
         )
         return claimed
 
+    def _journal_lost_inputs(self, kind: str, inputs: str) -> dict[str, Any] | None:
+        """The unanswered attempt of this request as given (local files), if any."""
+        found = [r for r in self._journal_unanswered() if r.get("kind") == kind]
+        return next((r for r in found if r.get("inputs") == inputs), None)
+
     def _journal_unanswered(self) -> list[dict[str, Any]]:
         if self.journal is None:
             return []
         return self.journal.unanswered(
-            service=self._config.base_url, key_id=self._config.key_fingerprint
+            service=shown_url(self._config.base_url), key_id=self._config.key_fingerprint
         )
 
     def _journal_finished(self, gen: Generation) -> None:
@@ -247,7 +283,7 @@ class BaseClient:
         if self.journal is None:
             return []
         return self.journal.pending(
-            service=self._config.base_url, key_id=self._config.key_fingerprint
+            service=shown_url(self._config.base_url), key_id=self._config.key_fingerprint
         )
 
     # --- to be provided by the drivers ----------------------------------------------------

@@ -11,8 +11,9 @@ have to pick apart). So a batch is two steps:
    (threads for ``Client``, tasks for ``AsyncClient``). The flow never raises: the item
    records its ``generation`` or its ``error``.
 
-Each item keeps its idempotency key, so submitting the same batch again (same keys) can never
-charge twice.
+Each item keeps its idempotency key over its retries. Submitting the same batch again after
+an item's answer was lost sends that item with the lost attempt's key (as a single submit
+does), so it is charged once; keys the caller gave are always used as given.
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ class BatchItem:
     estimate: Estimate | None = None
     generation: Generation | None = None
     error: BaseException | None = None
+    #: the caller gave the key; else the batch made it, and an identical request whose answer
+    #: was lost may lend its own instead (see ``Journal.claim_or_append``)
+    own_key: bool = False
 
     @property
     def ok(self) -> bool:
@@ -119,8 +123,9 @@ def prepare(
     for index, raw in enumerate(requests):
         request = dict(raw)
         item_kind = request.pop("kind", None) or kind
-        key = request.pop("idempotency_key", None) or res.new_idempotency_key()
-        item = BatchItem(index, request, key, item_kind)
+        own = request.pop("idempotency_key", None)
+        key = own or res.new_idempotency_key()
+        item = BatchItem(index, request, key, item_kind, own_key=bool(own))
         items.append(item)
         try:
             model = request.get("model")
@@ -171,7 +176,9 @@ def runnable(items: Iterable[BatchItem]) -> list[BatchItem]:
 def submit_item(client: Any, item: BatchItem):
     """Flow: submit one prepared item; never raises (the error is kept on the item)."""
     try:
-        fields = {**item.request, "idempotency_key": item.idempotency_key}
+        fields = dict(item.request)
+        if item.own_key:
+            fields["idempotency_key"] = item.idempotency_key
         item.generation = yield from res.submit(
             client,
             str(item.kind),
@@ -181,7 +188,10 @@ def submit_item(client: Any, item: BatchItem):
             validate=None,
             estimate=None,
             quote=item.estimate,
+            fresh_key=item.idempotency_key,
         )
+        item.idempotency_key = item.generation.idempotency_key or item.idempotency_key
     except Exception as exc:  # one result per item: the caller reads item.error
         item.error = exc
+        item.idempotency_key = getattr(exc, "idempotency_key", None) or item.idempotency_key
     return item

@@ -31,6 +31,18 @@ class _Secret(str):
         return "'***'"
 
 
+def check_key_chars(key: str) -> None:
+    """A key goes into an HTTP header: a line break, a space or a non-ASCII character inside
+    it (a bad copy and paste) would make every request fail with an error quoting the header,
+    key included. Refuse it here, without showing it."""
+    bad = [c for c in key if not (c.isascii() and c.isprintable() and not c.isspace())]
+    if bad:
+        raise ValueError(
+            "The API key contains characters that cannot be sent in a header "
+            f"({', '.join(sorted({repr(c) for c in bad}))}); check how it was copied."
+        )
+
+
 def default_cache_dir() -> Path:
     env = os.environ.get(ENV_CACHE_DIR)
     if env:
@@ -82,6 +94,7 @@ class ClientConfig:
                 "No API key: pass Client(api_key=...) or set the MEDIAGEN_API_KEY environment "
                 "variable (for the local sandbox, `mediagen sandbox` prints one)."
             )
+        check_key_chars(key.strip())
         url = base_url or os.environ.get(ENV_BASE_URL) or DEFAULT_BASE_URL
         url = url.strip().rstrip("/")
         if url.endswith("/v1"):

@@ -163,8 +163,15 @@ def destination(output: GenerationOutput, cached: Path, target: str | Path) -> P
     return path
 
 
-def download_output(client: Any, output: GenerationOutput, target: str | Path | None = None):
-    """Flow: make sure the output is in the cache; copy it to ``target`` if given."""
+def download_output(
+    client: Any,
+    output: GenerationOutput,
+    target: str | Path | None = None,
+    deadline: float | None = None,
+):
+    """Flow: make sure the output is in the cache; copy it to ``target`` if given.
+
+    ``deadline`` (the driver's clock) bounds the download: a wait's timeout covers it too."""
     cache: OutputCache = client._cache
     final = cache.path_for(output)
     if not is_kept(final):
@@ -172,27 +179,27 @@ def download_output(client: Any, output: GenerationOutput, target: str | Path | 
         if output.b64_json:
             yield Blocking(_write_atomic, (base64.b64decode(output.b64_json), final))
         else:
-            yield from _fetch_into(client, output, final)
+            yield from _fetch_into(client, output, final, deadline)
     if target is None:
         return final
     dest = destination(output, final, target)
     return (yield Blocking(_copy_atomic, (final, dest)))
 
 
-def _fetch_into(client: Any, output: GenerationOutput, final: Path):
+def _fetch_into(client: Any, output: GenerationOutput, final: Path, deadline: float | None):
     refreshed = False
     while True:
         if not output.url:
             raise DownloadError(f"output {output.asset_id} has no URL")
         temp = _temp_for(final)
         try:
-            got = yield Fetch(output.url, temp)
+            got = yield Fetch(output.url, temp, deadline)
         except (PermissionDeniedError, NotFoundError):
             yield Blocking(_unlink, (temp,))
             if refreshed or not output.generation_id:
                 raise
             # The URL expired (or was rotated): re-read the generation for a fresh one.
-            data = yield Call(_requests.get_generation(output.generation_id))
+            data = yield Call(_requests.get_generation(output.generation_id), deadline=deadline)
             fresh = Generation.from_dict(data, client=client)
             match = next((o for o in fresh.outputs if o.asset_id == output.asset_id), None)
             if match is None or not match.url:
@@ -213,9 +220,14 @@ def _fetch_into(client: Any, output: GenerationOutput, final: Path):
         return final
 
 
-def save_generation(client: Any, generation: Generation, directory: str | Path | None):
+def save_generation(
+    client: Any,
+    generation: Generation,
+    directory: str | Path | None,
+    deadline: float | None = None,
+):
     """Flow: every output of ``generation`` into the cache (and ``directory``); the paths."""
     paths = []
     for output in generation.outputs:
-        paths.append((yield from download_output(client, output, directory)))
+        paths.append((yield from download_output(client, output, directory, deadline)))
     return paths

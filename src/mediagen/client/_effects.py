@@ -43,6 +43,7 @@ class Fetch:
 
     url: str
     temp: Path
+    deadline: float | None = None  # as for Call: the whole download, retries included
 
 
 @dataclass(frozen=True)

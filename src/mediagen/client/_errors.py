@@ -184,11 +184,17 @@ class WaitTimeoutError(MediagenError, TimeoutError):
         self.generation_id = generation_id
         self.timeout = timeout
         self.generation = last
-        super().__init__(
-            f"Generation {generation_id} is still pending after {timeout:g} s. It may still "
-            "complete and be charged; nothing was resubmitted. Wait again with "
-            f"client.generations.wait({generation_id!r})."
-        )
+        if getattr(last, "status", None) == "completed":
+            state = (
+                f"Generation {generation_id} completed, but its outputs were not downloaded "
+                f"within {timeout:g} s; nothing was resubmitted. Get them with"
+            )
+        else:
+            state = (
+                f"Generation {generation_id} is still pending after {timeout:g} s. It may still "
+                "complete and be charged; nothing was resubmitted. Wait again with"
+            )
+        super().__init__(f"{state} client.generations.wait({generation_id!r}).")
 
 
 def unanswered_submit(error: Any, idempotency_key: str) -> Any:
@@ -202,9 +208,10 @@ def unanswered_submit(error: Any, idempotency_key: str) -> Any:
 
 def _recovery_hint(key: str) -> str:
     return (
-        "The service may have created (and charged) this job. Nothing is charged twice: "
-        f"running the same call again reuses idempotency key {key!r}, so the service returns "
-        "the original job; client.generations.recover() looks it up without submitting."
+        "The service may have created (and charged) this job. Nothing is charged twice: send "
+        f"it again with idempotency_key={key!r} to get the original job back (with its journal "
+        "on, the client does that by itself for the same call); "
+        "client.generations.recover() looks it up without submitting."
     )
 
 

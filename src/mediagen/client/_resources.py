@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import hashlib
+import logging
 import os
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -42,8 +44,10 @@ from mediagen.client._models import (
     UploadTicket,
     parse_datetime,
 )
+from mediagen.journal import canonical
 
 _NOT_GIVEN: Any = object()
+log = logging.getLogger("mediagen")
 
 
 def new_idempotency_key() -> str:
@@ -110,21 +114,22 @@ def resolve_reference(client: Any, value: Any):
     return value
 
 
-def resolve_references(client: Any, body: dict[str, Any]):
+def map_references(body: dict[str, Any], fn: Callable[[Any], Any]):
+    """Flow: ``body`` with every reference input replaced by ``yield from fn(value)``."""
     for name in _wire.ASSET_FIELDS:
         if body.get(name) is not None:
-            body[name] = yield from resolve_reference(client, body[name])
+            body[name] = yield from fn(body[name])
     for name in _wire.ASSET_LIST_FIELDS:
         if isinstance(body.get(name), (list, tuple)):
             resolved = []
             for value in body[name]:
-                resolved.append((yield from resolve_reference(client, value)))
+                resolved.append((yield from fn(value)))
             body[name] = resolved
     if isinstance(body.get("keyframes"), list):
         frames = []
         for frame in body["keyframes"]:
             if isinstance(frame, Mapping) and frame.get("image") is not None:
-                frame = {**frame, "image": (yield from resolve_reference(client, frame["image"]))}
+                frame = {**frame, "image": (yield from fn(frame["image"]))}
             frames.append(frame)
         body["keyframes"] = frames
     if isinstance(body.get("elements"), list):
@@ -133,11 +138,56 @@ def resolve_references(client: Any, body: dict[str, Any]):
             if isinstance(element, Mapping) and isinstance(element.get("images"), list):
                 images = []
                 for value in element["images"]:
-                    images.append((yield from resolve_reference(client, value)))
+                    images.append((yield from fn(value)))
                 element = {**element, "images": images}
             elements.append(element)
         body["elements"] = elements
     return body
+
+
+def resolve_references(client: Any, body: dict[str, Any]):
+    """Flow: every reference input as an asset id (local files are uploaded)."""
+    return (yield from map_references(body, lambda value: resolve_reference(client, value)))
+
+
+def _identity(value: Any):
+    """Flow (never yields): what a reference input is, without uploading it."""
+    if _is_local_path(value):
+        path = Path(value).expanduser().resolve()
+        stat = path.stat()
+        return f"file:{path}:{stat.st_size}:{stat.st_mtime_ns}"
+    if isinstance(value, (Asset, UploadTicket, GenerationOutput)):
+        return value.asset_id
+    return value
+    yield  # a generator, so map_references can run it
+
+
+def local_inputs(kind: str, body: dict[str, Any], extra_body: Mapping[str, Any] | None):
+    """For a request with local files among its references: a digest of the request as
+    given (each file named by path, size and modification time), else None. It recognizes
+    the same request sent again, whose uploads would get new asset ids."""
+    flow = map_references(dict(body), _identity)
+    try:
+        flow.send(None)
+    except StopIteration as stop:
+        given = stop.value
+    else:  # pragma: no cover - _identity never yields
+        raise RuntimeError("identity of references must not do I/O")
+    if not any(isinstance(v, str) and v.startswith("file:") for v in _flatten(given)):
+        return None
+    text = canonical({"kind": kind, "body": given, "extra": dict(extra_body or {})})
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _flatten(value: Any):
+    if isinstance(value, Mapping):
+        for item in value.values():
+            yield from _flatten(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _flatten(item)
+    else:
+        yield value
 
 
 def get_model(client: Any, model_id: str, refresh: bool = False):
@@ -169,8 +219,12 @@ def submit(
     validate: bool | None,
     estimate: bool | None,
     quote: Estimate | None = None,
+    fresh_key: str | None = None,
 ):
     """Flow: check, resolve references, (estimate), journal, POST, journal.
+
+    Without an ``idempotency_key`` in ``fields``, ``fresh_key`` (or a new one) is used unless
+    an identical request's answer was lost: then that attempt's key.
 
     ``quote`` is an estimate already made for exactly this body (a batch quotes first); it is
     used for the budget instead of asking again.
@@ -178,8 +232,15 @@ def submit(
     check_fields(kind, fields)
     body = {k: v for k, v in fields.items() if v is not None}
     own_key = body.pop("idempotency_key", None)
-    key = own_key or new_idempotency_key()
-    body = yield from resolve_references(client, body)
+    key = own_key or fresh_key or new_idempotency_key()
+    inputs = None if own_key else local_inputs(kind, body, extra_body)
+    lost = client._journal_lost_inputs(kind, inputs) if inputs else None
+    if lost is not None:
+        # The same request with the same local files, whose answer was lost: send exactly
+        # what was sent then (its uploads are at the service), so its key can be reused.
+        body, extra_body = dict(lost["request"]), None
+    else:
+        body = yield from resolve_references(client, body)
     config = client._config
     budgets = tuple(active_budgets())
     if client._budget is not None:
@@ -219,7 +280,7 @@ def submit(
     if own_key:
         client._journal_event("attempt", kind, body, key, None, quote)
     else:
-        key = client._journal_attempt(kind, body, key, quote)
+        key = client._journal_attempt(kind, body, key, quote, inputs)
     try:
         data = yield Call(_requests.submit(kind, body, key, extra_headers))
     except (APIConnectionError, ServerError) as exc:
@@ -232,9 +293,11 @@ def submit(
         if isinstance(exc, PaymentRequiredError):
             yield from explain_refusal(client, exc, body, quote, entry)
         raise
-    except KeyboardInterrupt:
+    except BaseException as exc:  # an interrupt, a cancelled task: the answer is lost too
         client._journal_event("unanswered", kind, body, key, None, quote)
-        raise SubmitInterrupted(key) from None
+        if isinstance(exc, KeyboardInterrupt):
+            raise SubmitInterrupted(key) from None
+        raise
     gen = Generation.from_dict(data, client=client)
     client._journal_event("submitted", kind, body, key, gen, quote)
     return gen
@@ -250,8 +313,8 @@ def explain_refusal(client: Any, error: PaymentRequiredError, body: dict[str, An
         if quote is not None:
             error.needed = quote.credits_after_discount
         error.available = (yield from _credits(client)).balance
-    except (APIError, APIConnectionError):
-        pass
+    except Exception as exc:  # best effort: the refusal itself is what is raised
+        log.info("mediagen: could not read the price and balance of a refused submit: %s", exc)
 
 
 class _Create(_Resource):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import httpx
 
+from mediagen._redact import redact
 from mediagen.client._download import DownloadError
 from mediagen.client._effects import Fetched
 from mediagen.client._errors import APIConnectionError, APITimeoutError
@@ -12,12 +13,15 @@ CHUNK = 1 << 20
 NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout)
 
 
-def connection_error(exc: Exception, method: str, where: str) -> APIConnectionError:
-    """An APIConnectionError / APITimeoutError for a transport failure (no headers in it)."""
+def connection_error(
+    exc: Exception, method: str, where: str, secrets: tuple[str, ...] = ()
+) -> APIConnectionError:
+    """An APIConnectionError / APITimeoutError for a transport failure; the transport's text
+    is redacted (a protocol error may quote a header it refused)."""
     cls = APITimeoutError if isinstance(exc, httpx.TimeoutException) else APIConnectionError
     what = "timed out" if cls is APITimeoutError else "failed"
     return cls(
-        f"{method} {where} {what} after retries: {type(exc).__name__}: {exc}",
+        f"{method} {where} {what} after retries: {type(exc).__name__}: {redact(str(exc), secrets)}",
         method=method,
         path=where,
     )

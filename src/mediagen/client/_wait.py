@@ -45,11 +45,11 @@ def intervals(poll_interval: tuple[float, float]):
         interval = min(cap, interval * BACKOFF) if interval else cap
 
 
-def finish(client: Any, gen: Generation, download: bool):
+def finish(client: Any, gen: Generation, download: bool, deadline: float | None = None):
     """Flow: journal the terminal state and (completed) download the outputs."""
     client._journal_finished(gen)
     if download and gen.status == "completed" and gen.outputs:
-        yield from save_generation(client, gen, None)
+        yield from save_generation(client, gen, None, deadline)
     return gen
 
 
@@ -90,6 +90,7 @@ def wait(
                 pause = min(pause, max(0.0, deadline - now))
             yield Sleep(pause)
             gen = yield from poll(client, gid, deadline)
+        gen = yield from finish(client, gen, download, deadline)
     except APITimeoutError:
         now = yield Now()
         if deadline is None or now < deadline:
@@ -97,7 +98,6 @@ def wait(
         raise WaitTimeoutError(gid, timeout, gen) from None
     except KeyboardInterrupt:
         raise WaitInterrupted(gid, gen) from None
-    gen = yield from finish(client, gen, download)
     if on_update is not None:
         yield Invoke(on_update, (gen,))
     return gen
@@ -143,7 +143,7 @@ def _watch_rounds(client, pending, start, timeout, deadline, on_update, poll_int
             pending[gid] = gen
         if gen.done:
             del pending[gid]
-            gen = yield from finish(client, gen, download)
+            gen = yield from finish(client, gen, download, deadline)
             yield Emit(gen)
     steps = intervals(poll_interval)
     while pending:
@@ -184,5 +184,5 @@ def _watch_rounds(client, pending, start, timeout, deadline, on_update, poll_int
                 yield Invoke(on_update, (gen,))
             if gen.done:
                 del pending[gid]
-                gen = yield from finish(client, gen, download)
+                gen = yield from finish(client, gen, download, deadline)
                 yield Emit(gen)

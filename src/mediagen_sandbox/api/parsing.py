@@ -46,8 +46,8 @@ def _refuse_many_unknown_keys(model: type[BaseModel], raw: bytes) -> None:
     would report every one of them (tens of thousands), holding the GIL for as long."""
     try:
         data = json.loads(raw)
-    except ValueError:
-        return  # pydantic names the problem
+    except (ValueError, RecursionError):
+        return  # pydantic names the problem (its parser has a nesting limit)
     fields = model.model_fields
     if not isinstance(data, dict) or len(data) <= len(fields) + limits.ERROR_DETAILS:
         return

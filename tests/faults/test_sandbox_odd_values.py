@@ -33,6 +33,7 @@ def _then_still_served(conn: KeepAlive, tenant) -> None:
         "/v1/models/pixel-pro/estimate?params=" + quote(json.dumps({"size": "99999x99999"})),
         "/v1/models/pixel-pro/estimate?params=" + quote("[" * 1000 + "]" * 1000),
     ],
+    ids=lambda target: target[:70],
 )
 def test_odd_query_values_are_a_4xx_and_the_connection_lives(sandbox, tenant, target):
     with KeepAlive(sandbox.base_url) as conn:

@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from . import __version__
+from . import __version__, catalog
 from .api import admin, handlers, uploads, v1
 from .api.deps import bearer_openapi
 from .api.parsing import install_component_schemas
@@ -48,7 +48,7 @@ def create_app(ctx: SandboxContext, *, start_runner: bool = True) -> SandboxApp:
         version="1.0",
         summary=f"mediagen_sandbox {__version__}: a local implementation of the service spec.",
         lifespan=lifespan,
-        responses=error_responses(405, 500),
+        responses=error_responses(405, 413, 500),
     )
     app.state.ctx = ctx
     handlers.install(app)
@@ -60,13 +60,52 @@ def create_app(ctx: SandboxContext, *, start_runner: bool = True) -> SandboxApp:
 
 
 def _openapi(app: FastAPI) -> dict:
-    """FastAPI's document plus the bearer scheme and the manually parsed request schemas."""
+    """FastAPI's document plus the bearer scheme, the manually parsed request schemas, and
+    what lets a generic client (or a fuzzer) walk the API: the catalog's example requests, the
+    model ids, and links from a submit to its generation and from the model list to a model."""
     if app.openapi_schema is None:
         schema = FastAPI.openapi(app)
         schema = install_component_schemas(bearer_openapi(schema))
         schema["components"]["schemas"].setdefault("ErrorBody", ErrorBody.model_json_schema())
-        for param in schema["paths"]["/v1/generations/{generation_id}"]["get"]["parameters"]:
-            if param["name"] == "generation_id":
-                param["schema"] = {"type": "string", "format": "uuid"}
+        paths = schema["paths"]
+        _path_parameter(paths, "/v1/generations/{generation_id}", "generation_id",
+                        {"type": "string", "format": "uuid"})  # fmt: skip
+        model_ids = [m["id"] for m in catalog.list_models(None)]
+        for path in ("/v1/models/{model_id}", "/v1/models/{model_id}/estimate"):
+            _path_parameter(paths, path, "model_id", {"type": "string", "examples": model_ids})
+        generation = {"operationRef": "#/paths/~1v1~1generations~1{generation_id}/get"}
+        for kind, path in SUBMIT_PATHS.items():
+            operation = paths[path]["post"]
+            examples = {
+                f"{entry['id']}-{name}": {"value": body}
+                for entry in catalog.list_models(kind)
+                for name, body in catalog.get_model(entry["id"])["example_request"].items()
+            }
+            operation["requestBody"]["content"]["application/json"]["examples"] = examples
+            operation["responses"]["200"]["links"] = {
+                "GetGeneration": {
+                    **generation,
+                    "parameters": {"generation_id": "$response.body#/id"},
+                }
+            }
+        paths["/v1/models"]["get"]["responses"]["200"]["links"] = {
+            "GetFirstModel": {
+                "operationRef": "#/paths/~1v1~1models~1{model_id}/get",
+                "parameters": {"model_id": "$response.body#/data/0/id"},
+            },
+            "EstimateFirstModel": {
+                "operationRef": "#/paths/~1v1~1models~1{model_id}~1estimate/get",
+                "parameters": {"model_id": "$response.body#/data/0/id"},
+            },
+        }
         app.openapi_schema = schema
     return app.openapi_schema
+
+
+SUBMIT_PATHS = {"image": "/v1/images", "video": "/v1/videos", "audio": "/v1/audio"}
+
+
+def _path_parameter(paths: dict, path: str, name: str, schema: dict) -> None:
+    for param in paths[path]["get"]["parameters"]:
+        if param["name"] == name:
+            param["schema"] = schema

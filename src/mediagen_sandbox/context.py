@@ -17,6 +17,7 @@ from pathlib import Path
 
 from . import accounts, ledger
 from .config import ConfigHolder, RuntimeConfig
+from .fairness import OrgTurns
 from .jobs import JobRunner
 from .media.formats import RENDERING_PREFIX
 from .ratelimit import RateLimiter
@@ -58,6 +59,7 @@ class SandboxContext:
     admin_token: str
     bootstrap_key: str
     limiter: RateLimiter = field(default_factory=RateLimiter)
+    turns: OrgTurns = field(default_factory=OrgTurns)
     rng: random.Random = field(default_factory=random.Random)
     base_url: str = "http://127.0.0.1:8765"
 

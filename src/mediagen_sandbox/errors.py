@@ -75,11 +75,15 @@ def payment_required(message: str) -> APIError:
     return APIError(402, "payment_required", message)
 
 
-def validation_error(message: str, details: list[dict[str, Any]]) -> APIError:
-    """A 422; ``details`` keeps the first ``limits.ERROR_DETAILS`` problems (a body with
-    thousands of unknown keys must not produce a response of megabytes)."""
-    if len(details) > limits.ERROR_DETAILS:
-        message += f" (details list the first {limits.ERROR_DETAILS} of {len(details)} problems)"
+def validation_error(
+    message: str, details: list[dict[str, Any]], total: int | None = None
+) -> APIError:
+    """A 422; ``details`` keeps the first ``limits.ERROR_DETAILS`` problems of ``total``
+    (default: all given), so a body with thousands of unknown keys does not produce a
+    response of megabytes."""
+    total = len(details) if total is None else total
+    if total > limits.ERROR_DETAILS:
+        message += f" (details list the first {limits.ERROR_DETAILS} of {total} problems)"
         details = details[: limits.ERROR_DETAILS]
     return APIError(422, "validation_error", message, details=details)
 

@@ -45,6 +45,8 @@ from .store import Store, iso, utcnow
 
 log = logging.getLogger("mediagen_sandbox.jobs")
 
+RENDER_NICENESS = 2  # a little below the server, so renders yield to request handling
+
 
 @dataclass
 class OutputSlot:
@@ -100,7 +102,7 @@ class Job:
 def _start_worker() -> None:
     """Runs first in each worker: lower priority than the server, and die with the server."""
     with contextlib.suppress(OSError):
-        os.nice(10)
+        os.nice(RENDER_NICENESS)
     parent = multiprocessing.parent_process()
     if parent is not None:
         threading.Thread(

@@ -20,6 +20,7 @@ SPEECH_TOTAL_CHARS = SPEECH_TEXT_CHARS * LIST_ITEMS  # what an estimate's text_l
 COUNT = 64  # an estimate's counts (outputs, reference images)
 DURATION_SECONDS = 3600.0  # an estimate's duration; no model renders more than minutes
 TOKENS = 10_000_000  # an estimate's input/output tokens
+CREDITS = 1e12  # an admin-set balance, grant or cap (the ledger holds integer cents)
 
 BODY_BYTES = 1 << 20  # a JSON request body; the largest valid body is a fraction of this
 ERROR_DETAILS = 50  # entries of a 422's details; the message counts the rest

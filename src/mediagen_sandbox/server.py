@@ -43,6 +43,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+SWITCH_INTERVAL = 0.0005  # seconds (Python's default is 0.005)
+
+
 class _Server(uvicorn.Server):
     """Prints the ready lines once uvicorn is really listening."""
 
@@ -80,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
         print("--speed must be >= 0", file=sys.stderr)
         return 2
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s %(message)s")
+    # The event loop shares the GIL with the request worker threads: a short switch interval
+    # lets it answer light requests promptly while heavy ones are being validated.
+    sys.setswitchinterval(SWITCH_INTERVAL)
     data_dir = args.data_dir or default_data_dir()
     ctx = SandboxContext.open(
         data_dir, RuntimeConfig(speed=args.speed), workers=max(1, min(args.workers, 2))

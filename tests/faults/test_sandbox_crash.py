@@ -87,3 +87,23 @@ def test_an_upload_cut_off_by_a_crash_leaves_no_part_file(tmp_path):
         put_again = put_upload(ticket, data)
         assert put_again.status_code == 200, put_again.text
         assert (assets / f"{ticket['asset_id']}.png").read_bytes() == data
+
+
+def test_a_render_cut_off_by_a_crash_is_cleaned_up_and_done_again(tmp_path):
+    heavy = {"model": "lumen-4k", "prompt": "a glacier", "quality": "4K", "generate_image_count": 4}
+    with running_sandbox(data_dir=tmp_path / "data") as sb:
+        tenant = sb.new_tenant(balance=10_000)
+        assets = sb.data_dir / "assets"
+        with api(sb, tenant) as c:
+            gen = c.post("/v1/images", json=heavy).json()
+            wait_until(lambda: list(assets.glob(".rendering-*")), 60, "a render is under way")
+            children = _children(sb.process.pid)
+            sb.crash()
+            wait_until(lambda: not _alive(children), 30, "the server's children exit")
+            assert list(assets.glob(".rendering-*")), "the crash should have left a render"
+            sb.start()
+            assert list(assets.glob(".rendering-*")) == []
+        with api(sb, tenant) as c:
+            done = wait_generation(c, gen["id"])
+        assert done["status"] == "completed"
+        assert len(done["outputs"]) == 4

@@ -31,7 +31,9 @@ def _then_still_served(conn: KeepAlive, tenant) -> None:
         "/v1/models/pixel-1/estimate?generation_count=" + str(10**12),
         "/v1/models/pixel-pro/estimate?reference_image_count=" + str(10**9),
         "/v1/models/pixel-pro/estimate?params=" + quote(json.dumps({"size": "99999x99999"})),
+        "/v1/models/pixel-pro/estimate?params=" + quote("[" * 1000 + "]" * 1000),
     ],
+    ids=lambda target: target[:70],
 )
 def test_odd_query_values_are_a_4xx_and_the_connection_lives(sandbox, tenant, target):
     with KeepAlive(sandbox.base_url) as conn:
@@ -63,6 +65,28 @@ def test_odd_numbers_in_a_submit_are_a_422_and_charge_nothing(sandbox, tenant, b
         _then_still_served(conn, tenant)
     with api(sandbox, tenant) as c:
         assert c.get("/v1/credits").json()["reserved"] == 0
+
+
+@pytest.mark.parametrize("depth", [5_000, 100_000])
+def test_deeply_nested_json_is_a_422(sandbox, tenant, depth):
+    body = b'{"model": "pixel-1", "prompt": "x", "deep": ' + b"[" * depth + b"]" * depth + b"}"
+    with KeepAlive(sandbox.base_url) as conn:
+        headers = {**tenant.headers, "Content-Type": "application/json"}
+        status, _, raw = conn.request("POST", "/v1/images", headers, body)
+        assert status == 422, raw[:500]
+        _then_still_served(conn, tenant)
+
+
+@pytest.mark.parametrize("field", ["balance", "grant"])
+def test_admin_amounts_beyond_what_the_ledger_holds_are_a_422(sandbox, tenant, field):
+    with KeepAlive(sandbox.base_url) as conn:
+        headers = {"X-Admin-Token": sandbox.admin_token}
+        status, _, raw = conn.request(
+            "PATCH", f"/admin/orgs/{tenant.org_id}", headers, {field: 1e300}
+        )
+        assert status == 422, raw[:500]
+        _then_still_served(conn, tenant)
+    assert sandbox.admin.get_org(tenant.org_id).balance == 1000
 
 
 def _signed_path(url: str, sig: str) -> str:

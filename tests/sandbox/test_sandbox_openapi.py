@@ -26,11 +26,14 @@ def test_openapi_declares_error_bodies_and_bearer(sandbox):
 
 
 @pytest.mark.slow
-def test_schemathesis_run_passes(sandbox, tenant, tmp_path):
-    """Bounded: a few examples per operation, default checks, the tenant's key."""
+def test_schemathesis_run_passes(sandbox, tenant_factory, tmp_path):
+    """Every phase, stateful included (the document links each submit to its generation and
+    the model list to a model): 150 examples per operation, the catalog's example requests,
+    default checks, 0 failures. About 45 s on two cores."""
     import subprocess
     import sys
 
+    tenant = tenant_factory(balance=1_000_000)
     # The document is fetched without the key: an API key outside /v1 is refused (403).
     schema = tmp_path / "openapi.json"
     schema.write_bytes(httpx.get(f"{sandbox.base_url}/openapi.json").content)
@@ -38,12 +41,26 @@ def test_schemathesis_run_passes(sandbox, tenant, tmp_path):
         sys.executable, "-m", "schemathesis.cli", "run", str(schema), "--url", sandbox.base_url,
         "--header", f"Authorization: Bearer {tenant.api_key}",
         "--include-path-regex", "^/v1/",
-        "--max-examples", "15",
+        "--phases", "examples,coverage,fuzzing,stateful",
+        "--max-examples", "150",
         "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,"
         "response_headers_conformance,response_schema_conformance",
         "--seed", "1",
     ]  # fmt: skip
     result = subprocess.run(
-        cmd, capture_output=True, text=True, timeout=150, check=False, cwd=tmp_path
+        cmd, capture_output=True, text=True, timeout=400, check=False, cwd=tmp_path
     )
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
+    assert "Stateful" in result.stdout
+    assert " 0 covered" not in result.stdout  # the links are followed
+
+
+def test_openapi_links_submits_to_their_generation(sandbox):
+    doc = httpx.get(f"{sandbox.base_url}/openapi.json").json()
+    for path in ("/v1/images", "/v1/videos", "/v1/audio"):
+        operation = doc["paths"][path]["post"]
+        link = operation["responses"]["200"]["links"]["GetGeneration"]
+        assert link["parameters"] == {"generation_id": "$response.body#/id"}
+        examples = operation["requestBody"]["content"]["application/json"]["examples"]
+        assert examples
+    assert "413" in doc["paths"]["/v1/images"]["post"]["responses"]

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
-from .. import accounts, ledger
+from .. import accounts, ledger, limits
 from ..config import GENERATION_ERROR_CODES
 from ..context import SandboxContext
 from ..errors import error_responses, field_error, not_found
@@ -26,13 +26,17 @@ AdminDep = Annotated[SandboxContext, Depends(admin)]
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+# Credit amounts are stored as integer cents: anything larger is not money the ledger can hold.
+Credits = Annotated[float, Field(ge=-limits.CREDITS, le=limits.CREDITS)]
 
 
 class OrgCreate(_Body):
     name: str = "Organization"
     plan: str = "pro"
-    balance: float = Field(default=0.0, ge=0)
+    balance: Credits = Field(default=0.0, ge=0)
     discount_percent: float = Field(default=0.0, ge=0, le=100)
 
 
@@ -40,18 +44,18 @@ class OrgPatch(_Body):
     name: str | None = None
     plan: str | None = None
     discount_percent: float | None = Field(default=None, ge=0, le=100)
-    balance: float | None = Field(default=None, ge=0, description="Set the available balance.")
-    grant: float | None = Field(default=None, description="Add (or remove) available credits.")
+    balance: Credits | None = Field(default=None, ge=0, description="Set the available balance.")
+    grant: Credits | None = Field(default=None, description="Add (or remove) available credits.")
 
 
 class MemberCreate(_Body):
     name: str = "Member"
-    cap: float | None = Field(default=None, ge=0, description="Credits per billing cycle.")
+    cap: Credits | None = Field(default=None, ge=0, description="Credits per billing cycle.")
 
 
 class MemberPatch(_Body):
     name: str | None = None
-    cap: float | None = Field(default=None, ge=0, description="null removes the cap.")
+    cap: Credits | None = Field(default=None, ge=0, description="null removes the cap.")
 
 
 class KeyCreate(_Body):

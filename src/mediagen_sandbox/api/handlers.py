@@ -30,12 +30,14 @@ def validation_details(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def summary(details: list[dict[str, Any]]) -> str:
+def summary(details: list[dict[str, Any]], total: int | None = None) -> str:
+    """The first five problems in words; ``total``: how many there were (default: all given)."""
+    total = len(details) if total is None else total
     parts = []
     for d in details[:5]:
         where = ".".join(str(p) for p in d["loc"])
         parts.append(f"{where}: {d['msg']}")
-    more = f" (+{len(details) - 5} more)" if len(details) > 5 else ""
+    more = f" (+{total - 5} more)" if total > 5 else ""
     return "Request validation failed: " + "; ".join(parts) + more
 
 

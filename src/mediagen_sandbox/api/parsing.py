@@ -9,12 +9,14 @@ are still declared in ``/openapi.json`` via ``openapi_extra`` (see :func:`body_d
 
 from __future__ import annotations
 
+import itertools
+import json
 from typing import Any
 
 from fastapi import Request
 from pydantic import BaseModel, ValidationError
-from starlette.concurrency import run_in_threadpool
 
+from .. import limits
 from ..errors import field_error, validation_error
 from .handlers import summary, validation_details
 
@@ -23,14 +25,46 @@ _DOCUMENTED: list[type[BaseModel]] = []
 
 
 def _raise(exc: ValidationError, prefix: str) -> None:
+    """422 with the first ``limits.ERROR_DETAILS`` problems (a body can hold tens of
+    thousands: only these are turned into details)."""
     errors = []
-    for err in exc.errors():
+    found = exc.errors(include_url=False, include_context=False, include_input=False)
+    for err in found[: limits.ERROR_DETAILS]:
         loc = list(err.get("loc", ()))
         if err.get("type") == "json_invalid":
             loc = []
         errors.append({**err, "loc": [prefix, *loc]})
     details = validation_details(errors)
-    raise validation_error(summary(details), details) from None
+    raise validation_error(summary(details, len(found)), details, len(found)) from None
+
+
+_MANY_KEYS_POSSIBLE = 64 * 1024  # bytes: a smaller body cannot hold more than a few thousand
+
+
+def _refuse_many_unknown_keys(model: type[BaseModel], raw: bytes) -> None:
+    """422 at once for a body with more unknown top-level keys than a 422 lists: pydantic
+    would report every one of them (tens of thousands), holding the GIL for as long."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return  # pydantic names the problem (its parser has a nesting limit)
+    fields = model.model_fields
+    if not isinstance(data, dict) or len(data) <= len(fields) + limits.ERROR_DETAILS:
+        return
+    unknown = len(data.keys() - fields.keys())
+    if unknown > limits.ERROR_DETAILS:
+        names = itertools.islice(
+            (name for name in data if name not in fields), limits.ERROR_DETAILS
+        )
+        details = [
+            {
+                "loc": ["body", name],
+                "msg": "Extra inputs are not permitted",
+                "type": "extra_forbidden",
+            }
+            for name in names
+        ]
+        raise validation_error(summary(details, unknown), details, unknown)
 
 
 def is_json(content_type: str | None) -> bool:
@@ -43,9 +77,10 @@ def is_json(content_type: str | None) -> bool:
     )
 
 
-async def read_body(model: type[BaseModel], request: Request) -> BaseModel:
-    """The request body as ``model``; 422 for a body that is not declared JSON (a
-    ``text/plain`` or form body is refused, not guessed at) or does not fit the model."""
+async def read_body(model: type[BaseModel], request: Request, org_id: str) -> BaseModel:
+    """The request body as ``model``, parsed in the organization's turn on a worker thread;
+    422 for a body that is not declared JSON (a ``text/plain`` or form body is refused, not
+    guessed at) or does not fit the model."""
     content_type = request.headers.get("content-type")
     if not is_json(content_type):
         raise field_error(
@@ -54,10 +89,12 @@ async def read_body(model: type[BaseModel], request: Request) -> BaseModel:
             "content_type_invalid",
         )
     raw = await request.body()
-    return await run_in_threadpool(parse_body, model, raw)
+    return await request.app.state.ctx.turns.run(org_id, parse_body, model, raw)
 
 
 def parse_body(model: type[BaseModel], raw: bytes) -> BaseModel:
+    if len(raw) > _MANY_KEYS_POSSIBLE:
+        _refuse_many_unknown_keys(model, raw)
     try:
         return model.model_validate_json(raw or b"null")
     except ValidationError as exc:

@@ -53,7 +53,7 @@ def _safe_filename(name: str) -> str:
 async def register_upload(request: Request):
     who = authenticate(request)
     ctx: SandboxContext = request.app.state.ctx
-    body = await read_body(UploadRequest, request)
+    body = await read_body(UploadRequest, request, who.org_id)
     cfg = ctx.config.current
     if body.size_bytes > cfg.max_upload_bytes:
         raise field_error(
@@ -61,7 +61,7 @@ async def register_upload(request: Request):
             f"the file is larger than the upload limit of {cfg.max_upload_bytes} bytes",
             "less_than_equal",
         )
-    asset_id = await run_in_threadpool(_register, ctx, who, body)
+    asset_id = await ctx.turns.run(who.org_id, _register, ctx, who, body)
     url, expires = ctx.signer.upload_url(ctx.base_url, asset_id, cfg.upload_url_ttl_seconds)
     return json_response(
         {
@@ -132,7 +132,7 @@ async def put_upload(
 ):
     _check_signature(ctx, "upload", asset_id, "", expires, sig)
     row = ctx.store.query_one(
-        "SELECT content_type, size_bytes, status FROM assets WHERE id = ?", (asset_id,)
+        "SELECT org_id, content_type, size_bytes, status FROM assets WHERE id = ?", (asset_id,)
     )
     if row is None:
         raise not_found(f"Asset {asset_id} not found.")
@@ -181,7 +181,7 @@ async def put_upload(
                 "size_mismatch",
             )
         try:
-            probe = await run_in_threadpool(media.probe, str(part_path), expected_type)
+            probe = await ctx.turns.run(row["org_id"], media.probe, str(part_path), expected_type)
         except ValueError as exc:
             raise field_error(
                 ["body"], f"the bytes are not a valid {expected_type}: {exc}", "media_invalid"

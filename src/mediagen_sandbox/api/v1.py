@@ -11,7 +11,6 @@ from typing import Literal
 
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
-from starlette.concurrency import run_in_threadpool
 
 from .. import catalog, limits
 from ..accounts import Caller
@@ -56,13 +55,15 @@ def _submit_doc(model: type[BaseModel]) -> dict:
 
 
 async def _submit(request: Request, kind: str, model: type[BaseModel]):
-    """Validation, asset lookups and the write transaction run on a worker thread: however
-    large the body, the event loop keeps answering everyone else."""
+    """Validation, asset lookups and the write transaction run on a worker thread, in the
+    organization's turn (:mod:`mediagen_sandbox.fairness`): however large the body and however
+    many of them, the event loop keeps answering everyone else."""
     who = authenticate(request)
-    body = await read_body(model, request)
+    ctx: SandboxContext = request.app.state.ctx
+    body = await read_body(model, request, who.org_id)
     params = body.model_dump(exclude_unset=True, exclude_none=True)
     key = request.headers.get("idempotency-key")
-    result = await run_in_threadpool(submit, request.app.state.ctx, who, kind, params, key)
+    result = await ctx.turns.run(who.org_id, submit, ctx, who, kind, params, key)
     if result.drop_connection:
         request.scope[DROP_SCOPE_KEY].requested = True
     return json_response(result.generation)
@@ -161,7 +162,7 @@ async def get_generations(request: Request):
             decode_cursor(q.after)
         except ValueError as exc:
             raise field_error(["query", "after"], str(exc), "cursor_invalid") from None
-    return json_response(await run_in_threadpool(_page, ctx, who, q))
+    return json_response(await ctx.turns.run(who.org_id, _page, ctx, who, q))
 
 
 def _page(ctx: SandboxContext, who: Caller, q: ListQuery) -> dict:
@@ -294,7 +295,9 @@ async def estimate(request: Request, model_id: str):
     who = authenticate(request)
     query = dict(request.query_params)
     return json_response(
-        await run_in_threadpool(quote, request.app.state.ctx, who, model_id, query)
+        await request.app.state.ctx.turns.run(
+            who.org_id, quote, request.app.state.ctx, who, model_id, query
+        )
     )
 
 

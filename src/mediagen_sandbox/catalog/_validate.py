@@ -442,7 +442,7 @@ def estimate_from_query(model_id: str, query: dict, lookup=None) -> Quote:
     if "params" in q:
         try:
             extra = json.loads(q["params"])
-        except ValueError:
+        except (ValueError, RecursionError):  # 2000 characters nest 1000 deep
             raise fail("params", "must be a JSON object", "json_invalid", "query") from None
         if not isinstance(extra, dict):
             raise fail("params", "must be a JSON object", "json_invalid", "query")

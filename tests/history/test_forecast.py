@@ -103,3 +103,22 @@ def test_a_forecast_rests_on_the_jobs_that_really_ran(sandbox, tenant, tmp_path)
     assert predicted.expected_failures == pytest.approx(4 * 2 / 8)
     assert latencies.median() <= predicted.p50_seconds <= latencies.max()
     assert predicted.p90_seconds <= latencies.max()
+
+
+def test_a_batch_estimate_shows_the_forecast_once_history_is_stored(
+    sandbox, tenant, tmp_path, capsys
+):
+    body = {"model": "pixel-1", "prompt": "dusk"}
+    with mediagen.Client(
+        api_key=tenant.api_key, base_url=sandbox.base_url, cache_dir=tmp_path
+    ) as client:
+        client.submit_batch([body] * 2)
+        first = capsys.readouterr().out
+        assert "Forecast: no local history yet" in first
+        for gen in [client.images.create(**body) for _ in range(5)]:
+            client.generations.wait(gen, timeout=60, poll_interval=0.05, download=False)
+        client.generations.to_dataframe()  # builds the store
+        client.submit_batch([body] * 3)
+        later = capsys.readouterr().out
+    assert "3 jobs: all done in about" in later
+    assert "from 7 past generations of yours" in later  # 2 + 5, synced before forecasting

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -12,7 +13,7 @@ import httpx
 
 from mediagen._redact import shown_url
 from mediagen._version import __version__
-from mediagen.client import _batch
+from mediagen.client import _batch, _estimate_notes
 from mediagen.client import _resources as res
 from mediagen.client._budget import Budget
 from mediagen.client._config import ClientConfig, _Secret
@@ -135,7 +136,7 @@ class BaseClient:
         if concurrency < 1:
             raise ValueError("concurrency must be >= 1")
         if on_estimate is None and show_estimate:
-            on_estimate = _print_estimate
+            on_estimate = functools.partial(_print_estimate, self)
         return self._submit_batch(list(requests), kind, concurrency, on_estimate, max_credits)
 
     def _download_output(self, output: GenerationOutput, target: str | Path | None) -> Any:
@@ -301,5 +302,8 @@ class BaseClient:
         raise NotImplementedError
 
 
-def _print_estimate(total: float, items: list[Any]) -> None:
-    print(_batch.describe(total, items))  # shown to the notebook user on purpose
+def _print_estimate(client: Any, total: float, items: list[Any]) -> None:
+    # shown to the notebook user on purpose: the price, then what higher layers add (forecasts)
+    print(_batch.describe(total, items))
+    for line in _estimate_notes.lines(client, items):
+        print(line)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from mediagen.client import _estimate_notes
+
 # public name -> submodule that defines it (loaded on first attribute access)
 _EXPORTS = {
     "generations_frame": "_frame",
@@ -59,6 +61,16 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
+
+
+def _forecast_note(client: Any, items: list[Any]) -> str | None:
+    from mediagen.history.forecast import batch_note
+
+    return batch_note(client, items)
+
+
+# Once history is in use, a batch's printed estimate also says how long it will likely take.
+_estimate_notes.register(_forecast_note)
 
 
 def __getattr__(name: str) -> Any:

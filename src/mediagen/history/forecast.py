@@ -137,6 +137,26 @@ def forecast(
     return forecast_batch(requests, history, count=count, submit_rate=submit_rate)
 
 
+def batch_note(client: Any, items: list[Any]) -> str | None:
+    """The forecast line printed under a batch's estimate (``client.submit_batch``).
+
+    It reads the local history store, synced first when one exists (cheap: only what is new);
+    without a store it says how to make one rather than fetch a whole history before a batch.
+    """
+    from mediagen.history._store import HistoryStore
+
+    sync_client = client._sync_twin()
+    if not HistoryStore.for_client(sync_client).segments():
+        return (
+            "Forecast: no local history yet (client.generations.to_dataframe() builds it; "
+            "then batches show how long they usually take)"
+        )
+    requests = [item.request for item in items if getattr(item, "error", None) is None]
+    if not requests:
+        return None
+    return "Forecast: " + forecast(requests, sync_client).summary()
+
+
 def _tally(requests: list[Mapping[str, Any]]) -> list[tuple[tuple[str, str | None], int]]:
     counts: dict[tuple[str, str | None], int] = {}
     for request in requests:

@@ -77,6 +77,9 @@ class CreditMeter(MediagenWidget):
     session_spend = traitlets.Float(0.0).tag(sync=True)
     session_count = traitlets.Int(0).tag(sync=True)
     refreshing = traitlets.Bool(False).tag(sync=True)
+    #: the client's own spend limits (``SpendLimit`` windows or a ``Budget``), as
+    #: ``{"name", "spent", "limit"}``: what is left of them is money the user set aside
+    limits = traitlets.List(traitlets.Dict()).tag(sync=True)
 
     def __init__(self, service: Service, *, balance: Balance | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -90,6 +93,7 @@ class CreditMeter(MediagenWidget):
     def refresh(self) -> _tasks.Handle:
         """Fetch the balance again, in the background."""
         self.clear_error()
+        self.limits = spend_limits(self.service.client)
         return self.balance.refresh(reporter=lambda exc: self.report(exc, context="Credits"))
 
     def generation_finished(self, generation: Any) -> _tasks.Handle:
@@ -101,3 +105,22 @@ class CreditMeter(MediagenWidget):
             self.session_spend = round(self.session_spend + float(charged), 2)
             self.session_count += 1
         return self.refresh()
+
+
+def spend_limits(client: Any) -> list[dict[str, Any]]:
+    """The spend limits set on ``client`` (``Client(budget=...)``), for the meter."""
+    from mediagen.client import Budget, SpendLimit
+
+    found = getattr(client, "budget", None)
+    if isinstance(found, SpendLimit):
+        return [
+            {
+                "name": f"{window.capitalize()} limit",
+                "spent": found.spent_in(window),
+                "limit": limit,
+            }
+            for window, limit in found.limits.items()
+        ]
+    if isinstance(found, Budget):
+        return [{"name": "Budget", "spent": found.spent, "limit": found.limit}]
+    return []

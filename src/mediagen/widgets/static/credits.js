@@ -23,15 +23,23 @@ function render({ model, el }) {
         h("div", { class: "mg-meter-fill" + (share > 0.8 ? " mg-meter-fill--high" : ""), style: `width:${(share * 100).toFixed(1)}%` })),
         h("span", { class: "mg-muted" }, reset ? `resets ${reset}` : ""));
     }
+    for (const limit of model.get("limits") || []) {
+      const share = limit.limit > 0 ? Math.min(1, limit.spent / limit.limit) : 1;
+      parts.push(h("span", { class: "mg-meter-limit" }, `${limit.name} ${formatNumber(limit.spent)} / ${formatNumber(limit.limit)}`),
+        h("div", { class: "mg-meter-bar", role: "meter", "aria-label": `${limit.name} used`,
+          "aria-valuemin": 0, "aria-valuemax": limit.limit, "aria-valuenow": limit.spent },
+        h("div", { class: "mg-meter-fill" + (share > 0.8 ? " mg-meter-fill--high" : ""), style: `width:${(share * 100).toFixed(1)}%` })));
+    }
+    const count = model.get("session_count");
     parts.push(h("span", { class: "mg-muted mg-meter-session" },
-      `This session: ${formatNumber(model.get("session_spend"))} credits on ${model.get("session_count")} generations`));
+      `This session: ${formatNumber(model.get("session_spend"))} credits on ${count} generation${count === 1 ? "" : "s"}`));
     body.replaceChildren(...parts);
     refresh.disabled = model.get("refreshing");
     banner.textContent = model.get("error") || "";
   };
   update();
   model.send({ action: "refresh" }); // a reloaded page shows today's figures, not the saved ones
-  const events = "change:credits change:session_spend change:session_count change:refreshing change:error";
+  const events = "change:credits change:session_spend change:session_count change:refreshing change:error change:limits";
   model.on(events, update);
   return () => model.off(events, update);
 }

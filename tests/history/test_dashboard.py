@@ -75,7 +75,8 @@ def test_filters_and_paging(gens):
 
 def test_generation_finished_refreshes_incrementally(gens):
     client = FakeClient(gens)
-    board = SpendDashboard(client, refresh_delay=0.01)
+    # the burst below takes microseconds; a second of quiet cannot be missed on a slow machine
+    board = SpendDashboard(client, refresh_delay=1.0)
     pending = gens[-1]
     pending.update(status="completed", completed_at=pending["created_at"], credits_charged=7.2)
     client.queries.clear()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import sys
 from pathlib import Path
 
@@ -91,14 +92,21 @@ def test_latest_discards_stale_answers():
         delivered, errors = [], []
         latest = _tasks.Latest(0.0, delivered.append, errors.append)
 
-        async def answer(value, delay):
-            await asyncio.sleep(delay)
-            return value
+        release = asyncio.Event()
 
-        latest.schedule(lambda: answer("slow and stale", 0.05))
-        await asyncio.sleep(0.01)
-        await latest.schedule(lambda: answer("fresh", 0.0))
-        await asyncio.sleep(0.08)
+        async def slow():
+            await release.wait()
+            return "slow and stale"
+
+        async def fresh():
+            return "fresh"
+
+        first = latest.schedule(slow)
+        await asyncio.sleep(0)  # the slow request is under way
+        await latest.schedule(fresh)
+        release.set()  # the stale answer arrives after the fresh one
+        with contextlib.suppress(asyncio.CancelledError):
+            await first
         return delivered, errors
 
     assert asyncio.run(scenario()) == (["fresh"], [])

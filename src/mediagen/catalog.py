@@ -339,9 +339,7 @@ class Catalog:
         """The entry's cross-field rules, each checked by its entry in ``_RULE_CHECKS``."""
         out: list[dict[str, Any]] = []
         for rule in self.rules:
-            check = _RULE_CHECKS.get(str(rule.get("kind")))
-            if check is not None:
-                out.extend(check(rule, request, defaults))
+            out.extend(rule_problems(rule, request, defaults))
         out.extend(_reference_name_problems(request, defaults))
         return out
 
@@ -563,6 +561,19 @@ _RULE_CHECKS = {
     "requires": _requires,
     "max_duration": _max_duration,
 }
+
+
+def rule_problems(
+    rule: Mapping[str, Any], request: Mapping[str, Any], defaults: Mapping[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """What one catalog rule finds wrong with ``request`` (empty: it holds).
+
+    The one place a rule is judged on the client: ``Catalog.validate`` (the client's local
+    checks, batches, the magics) and the studio's form both ask here, and only word the answer
+    differently.
+    """
+    check = _RULE_CHECKS.get(str(rule.get("kind")))
+    return check(rule, request, defaults or {}) if check is not None else []
 
 
 def _reference_name_problems(

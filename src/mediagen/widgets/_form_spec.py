@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from mediagen.catalog import ALWAYS_ACCEPTED, JSON_TYPES
+from mediagen.catalog import ALWAYS_ACCEPTED, JSON_TYPES, rule_problems
 
 LONG_TEXT_FIELDS = {"prompt", "text", "lyrics", "negative_prompt", "previous_text", "next_text"}
 TIER_FIELDS = ("tier", "resolution")
@@ -292,8 +292,9 @@ def check(
         message = _check_value(spec, value, current_tier(mode, values))
         if message:
             issues[name] = message
+    defaults = dict(mode.get("defaults") or {})
     for rule in entry.get("rules") or []:
-        message = _check_rule(rule, parsed, specs)
+        message = _check_rule(rule, parsed, specs, defaults)
         if message:
             issues.setdefault("_form", message)
     return issues
@@ -327,29 +328,27 @@ def _check_value(spec: Mapping[str, Any], value: Any, tier: str | None) -> str |
 
 
 def _check_rule(
-    rule: Mapping[str, Any], parsed: Mapping[str, Any], specs: Mapping[str, Any]
+    rule: Mapping[str, Any],
+    parsed: Mapping[str, Any],
+    specs: Mapping[str, Any],
+    defaults: Mapping[str, Any],
 ) -> str | None:
+    """The rule's verdict comes from the catalog (as for every client-side check); the form
+    only words it with the fields' labels."""
+    if not rule_problems(rule, parsed, defaults):
+        return None
     kind = rule.get("kind")
-    fields = [f for f in rule.get("fields") or [] if f in specs]
-    given = [f for f in fields if f in parsed]
-    names = " / ".join(_label(f) for f in fields)
-    if kind == "mutually_exclusive" and len(given) > 1:
+    names = " / ".join(_label(f) for f in rule.get("fields") or [] if f in specs)
+    if kind == "mutually_exclusive":
         return f"Use only one of {names}"
-    if kind == "one_of_required" and fields and not given:
+    if kind == "one_of_required":
         return f"Give one of {names}"
     if kind == "requires":
-        field, needs = rule.get("field"), rule.get("needs") or []
-        missing = [n for n in needs if n not in parsed]
-        if field in parsed and missing:
-            return f"{_label(field)} needs {' and '.join(_label(n) for n in missing)}"
+        missing = [n for n in rule.get("needs") or [] if n not in parsed and n not in defaults]
+        return f"{_label(rule.get('field'))} needs {' and '.join(_label(n) for n in missing)}"
     if kind == "max_duration":
-        field, maximum = rule.get("field"), rule.get("maximum")
-        when = rule.get("when") or {}
-        applies = all(parsed.get(k) == v for k, v in when.items())
-        value = parsed.get(field)
-        if applies and isinstance(value, (int, float)) and maximum is not None and value > maximum:
-            condition = ", ".join(f"{_label(k)} = {v}" for k, v in when.items())
-            return f"{_label(field)} is at most {maximum} when {condition}"
+        condition = ", ".join(f"{_label(k)} = {v}" for k, v in (rule.get("when") or {}).items())
+        return f"{_label(rule.get('field'))} is at most {rule.get('maximum')} when {condition}"
     return None
 
 

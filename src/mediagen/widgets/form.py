@@ -1,8 +1,9 @@
 """``RequestForm``: the request for one model and mode, built from its catalog entry.
 
 The kernel decides everything (which control, which choices for the current tier, what is
-wrong); the view renders ``fields`` and reports edits into ``values``. ``form.request`` is the
-request dict; ``form.issues`` what would be refused, shown inline before anything is sent.
+wrong); the view renders ``fields`` and sends the fields the user edited, which the kernel
+merges into ``values``. ``form.request`` is the request dict; ``form.issues`` what would be
+refused, shown inline before anything is sent.
 Reference inputs take a previous output (``use_reference``, for chaining) or a local file the
 user picks in the browser: its bytes come to the kernel as a message buffer (never as widget
 state) and are uploaded by ``uploader``.

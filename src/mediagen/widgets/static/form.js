@@ -1,4 +1,4 @@
-// Request form: renders the kernel's field specs, reports edits into `values`.
+// Request form: renders the kernel's field specs and sends the user's edits (the kernel owns `values`).
 import { h } from "./shared.js";
 
 const TEXT_DEBOUNCE_MS = 200;

@@ -20,17 +20,10 @@ def _then_still_served(conn: KeepAlive, tenant) -> None:
     [
         "/v1/generations?created_after=" + quote("0001-01-01T00:00:00+05:00"),
         "/v1/generations?created_after=" + quote("9999-12-31T23:59:59-05:00"),
-        "/v1/generations?created_after=" + quote("2024-13-45T99:00:00"),
-        "/v1/generations?created_after=" + "9" * 5000,
-        "/v1/generations?after=" + "A" * 5000,
         "/v1/models/pixel-1/estimate?text_length=" + str(10**30),
         "/v1/models/voxa-tts/estimate?text_length=" + str(10**30),
         "/v1/models/voxa-tts/estimate?text_length=100000000",
-        "/v1/models/vidra-2/estimate?duration_seconds=inf",
-        "/v1/models/vidra-2/estimate?duration_seconds=1e308",
-        "/v1/models/pixel-1/estimate?generation_count=" + str(10**12),
         "/v1/models/pixel-pro/estimate?reference_image_count=" + str(10**9),
-        "/v1/models/pixel-pro/estimate?params=" + quote(json.dumps({"size": "99999x99999"})),
         "/v1/models/pixel-pro/estimate?params=" + quote("[" * 1000 + "]" * 1000),
     ],
     ids=lambda target: target[:70],
@@ -43,32 +36,18 @@ def test_odd_query_values_are_a_4xx_and_the_connection_lives(sandbox, tenant, ta
         _then_still_served(conn, tenant)
 
 
-@pytest.mark.parametrize(
-    "body",
-    [
-        {"model": "tunesmith", "prompt": "x", "duration_seconds": 10, "seed": 10**30},
-        {"model": "talkhead", "face_image": "asset_example_image", "audio": "asset_example_audio",
-         "audio_duration_seconds": 1e300},
-        {"model": "pixel-1", "prompt": "x", "generate_image_count": 10**18},
-        {"model": "pixel-pro", "prompt": "x", "size": "99999x99999"},
-        {"model": "storyshot", "mode": "keyframes", "duration_seconds": 5,
-         "keyframes": [{"image": "asset_example_image", "frame_index": 10**20}]},
-    ],
-)  # fmt: skip
-def test_odd_numbers_in_a_submit_are_a_422_and_charge_nothing(sandbox, tenant, body):
-    path = {"tunesmith": "/v1/audio", "pixel-1": "/v1/images", "pixel-pro": "/v1/images"}.get(
-        body["model"], "/v1/videos"
-    )
+def test_a_seed_beyond_64_bits_is_a_422_and_charges_nothing(sandbox, tenant):
+    body = {"model": "tunesmith", "prompt": "x", "duration_seconds": 10, "seed": 10**30}
     with KeepAlive(sandbox.base_url) as conn:
-        status, _, raw = conn.request("POST", path, tenant.headers, body)
+        status, _, raw = conn.request("POST", "/v1/audio", tenant.headers, body)
         assert status == 422, raw[:500]
         _then_still_served(conn, tenant)
     with api(sandbox, tenant) as c:
         assert c.get("/v1/credits").json()["reserved"] == 0
 
 
-@pytest.mark.parametrize("depth", [5_000, 100_000])
-def test_deeply_nested_json_is_a_422(sandbox, tenant, depth):
+def test_json_nested_past_the_parsers_limit_in_a_large_body_is_a_422(sandbox, tenant):
+    depth = 100_000
     body = b'{"model": "pixel-1", "prompt": "x", "deep": ' + b"[" * depth + b"]" * depth + b"}"
     with KeepAlive(sandbox.base_url) as conn:
         headers = {**tenant.headers, "Content-Type": "application/json"}
@@ -97,7 +76,7 @@ def _signed_path(url: str, sig: str) -> str:
     return f"{parts.path}?{query}"
 
 
-@pytest.mark.parametrize("sig", ["é" * 64, "\u2603", "%FF%FE", "0" * 10_000])
+@pytest.mark.parametrize("sig", ["é" * 64, "\u2603"])
 def test_odd_signatures_on_upload_and_download_urls_are_403(sandbox, tenant, sig):
     data = png_bytes()
     with api(sandbox, tenant) as c:

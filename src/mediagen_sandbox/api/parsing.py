@@ -38,12 +38,10 @@ def _raise(exc: ValidationError, prefix: str) -> None:
     raise validation_error(summary(details, len(found)), details, len(found)) from None
 
 
-_MANY_KEYS_POSSIBLE = 64 * 1024  # bytes: a smaller body cannot hold more than a few thousand
-
-
 def _refuse_many_unknown_keys(model: type[BaseModel], raw: bytes) -> None:
-    """422 at once for a body with more unknown top-level keys than a 422 lists: pydantic
-    would report every one of them (tens of thousands), holding the GIL for as long."""
+    """422 for a body with more unknown top-level keys than a 422 lists, from a plain parse:
+    turning pydantic's tens of thousands of errors into Python objects costs five times as
+    long, all of it holding the GIL."""
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError):
@@ -77,10 +75,9 @@ def is_json(content_type: str | None) -> bool:
     )
 
 
-async def read_body(model: type[BaseModel], request: Request, org_id: str) -> BaseModel:
-    """The request body as ``model``, parsed in the organization's turn on a worker thread;
-    422 for a body that is not declared JSON (a ``text/plain`` or form body is refused, not
-    guessed at) or does not fit the model."""
+async def read_json(request: Request) -> bytes:
+    """The raw body of a request that declares JSON; 422 for a ``text/plain``, form or other
+    body (refused, not guessed at)."""
     content_type = request.headers.get("content-type")
     if not is_json(content_type):
         raise field_error(
@@ -88,16 +85,22 @@ async def read_body(model: type[BaseModel], request: Request, org_id: str) -> Ba
             f"the body must be JSON: send Content-Type: application/json (got {content_type})",
             "content_type_invalid",
         )
-    raw = await request.body()
+    return await request.body()
+
+
+async def read_body(model: type[BaseModel], request: Request, org_id: str) -> BaseModel:
+    """The request body as ``model``, parsed in the organization's turn on a worker thread
+    (see :func:`read_json` and :func:`parse_body` for the 422s)."""
+    raw = await read_json(request)
     return await request.app.state.ctx.turns.run(org_id, parse_body, model, raw)
 
 
 def parse_body(model: type[BaseModel], raw: bytes) -> BaseModel:
-    if len(raw) > _MANY_KEYS_POSSIBLE:
-        _refuse_many_unknown_keys(model, raw)
     try:
         return model.model_validate_json(raw or b"null")
     except ValidationError as exc:
+        if exc.error_count() > limits.ERROR_DETAILS:
+            _refuse_many_unknown_keys(model, raw)  # cheaper than listing every error
         _raise(exc, "body")
         raise  # unreachable
 

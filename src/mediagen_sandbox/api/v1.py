@@ -32,7 +32,7 @@ from ..schemas import (
 from ..store import billing_cycle, cycle_reset_at, parse_iso, to_credits, utcnow
 from ..submit import credits_after_discount, submit
 from .deps import authenticate
-from .parsing import body_doc, parse_query, query_doc, read_body
+from .parsing import body_doc, parse_body, parse_query, query_doc, read_json
 from .responses import json_response
 
 router = APIRouter(prefix="/v1")
@@ -60,13 +60,18 @@ async def _submit(request: Request, kind: str, model: type[BaseModel]):
     many of them, the event loop keeps answering everyone else."""
     who = authenticate(request)
     ctx: SandboxContext = request.app.state.ctx
-    body = await read_body(model, request, who.org_id)
-    params = body.model_dump(exclude_unset=True, exclude_none=True)
+    raw = await read_json(request)
     key = request.headers.get("idempotency-key")
-    result = await ctx.turns.run(who.org_id, submit, ctx, who, kind, params, key)
+    result = await ctx.turns.run(who.org_id, _parse_and_submit, ctx, who, kind, model, raw, key)
     if result.drop_connection:
         request.scope[DROP_SCOPE_KEY].requested = True
     return json_response(result.generation)
+
+
+def _parse_and_submit(ctx, who: Caller, kind: str, model: type[BaseModel], raw: bytes, key):
+    """One trip to a worker thread for the whole submit."""
+    params = parse_body(model, raw).model_dump(exclude_unset=True, exclude_none=True)
+    return submit(ctx, who, kind, params, key)
 
 
 @router.get(

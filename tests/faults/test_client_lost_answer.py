@@ -205,3 +205,21 @@ def test_a_submit_killed_before_its_answer_is_charged_once_when_sent_again(
     assert [r.get("event") for r in client.generations.pending()] == ["unanswered"]
     client.images.create(**request)
     assert len(reserves(sandbox, tenant.org_id)) == 1
+
+
+def test_a_budget_counts_a_job_whose_answer_was_lost_once(sandbox, tenant, relay, tmp_path):
+    client = mediagen.Client(api_key=tenant.api_key, base_url=relay.url, cache_dir=tmp_path,
+                             budget=500)  # fmt: skip
+    request = example_request(sandbox, tenant, "pixel-1")
+    try:
+        with pytest.raises(mediagen.APIConnectionError):
+            client.images.create(**request)
+        price = client.budget.spent
+        assert price > 0  # the job may exist: its share stays counted
+        relay.drop = lambda r: False
+        gen = client.images.create(**request)
+    finally:
+        client.close()
+    assert client.budget.spent == price  # one job, counted once
+    assert len(reserves(sandbox, tenant.org_id)) == 1
+    assert gen.idempotency_key

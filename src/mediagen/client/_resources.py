@@ -498,6 +498,16 @@ def _resume(client: Any, wait: bool, download: bool):
     return out
 
 
+def _short_interrupts(items: Any):
+    """``items``, with an interruption raised from here: its message says what is left, the
+    frames of the flow and driver would not help."""
+    __tracebackhide__ = True
+    try:
+        yield from items
+    except WaitInterrupted as exc:
+        raise exc.with_traceback(None) from None
+
+
 class GenerationList:
     """Every generation matching the filters, following cursors (iterate it)."""
 
@@ -655,7 +665,8 @@ class Generations(_Resource):
             ),
             download=config.download if download is None else download,
         )
-        return self._client._iterate(flow)
+        found = self._client._iterate(flow)
+        return found if hasattr(found, "__anext__") else _short_interrupts(found)
 
     def pending(self) -> list[dict[str, Any]]:
         """Journal records of generations this machine submitted that were last seen pending,

@@ -140,6 +140,11 @@ def watch(
             raise
         first = next(iter(pending))
         raise WaitTimeoutError(first, timeout, pending[first]) from None
+    except KeyboardInterrupt:
+        if not pending:
+            raise
+        first = next(iter(pending))
+        raise WaitInterrupted(first, pending[first], list(pending)) from None
 
 
 def _watch_rounds(client, pending, start, timeout, deadline, on_update, poll_interval, download):

@@ -12,10 +12,14 @@ one record per event of a submit:
   died before it could say) is listed by ``pending()``, looked up by
   ``client.generations.recover()``, and *claimed* by an identical re-send, which reuses its
   idempotency key so the service returns the original job instead of charging again.
+- ``absent``    when ``recover()`` listed everything since such an attempt, well after it, and
+  the service had no job with its key: it never arrived, and is no longer looked for.
 
 Each record: ``v, event, at, service, key_id, kind, model, mode, idempotency_key,
-generation_id, request, summary, estimate, status, credits_charged``. ``request`` is the body
-sent, without secrets; ``key_id`` is a hash prefix of the API key, never the key.
+generation_id, request, summary, estimate, status, credits_charged, pid, host, inputs``.
+``request`` is the body sent, without secrets; ``key_id`` is a hash prefix of the API key,
+never the key; ``pid``/``host`` name an attempt's process; ``inputs`` is a digest of a request
+with local files as given.
 ``mediagen.history`` joins these records onto the API's rows; ``client.generations.resume()``
 re-attaches to the pending ones. Writes are single ``O_APPEND`` writes under a lock (and an
 advisory file lock between processes), so lines never interleave. A crash mid-write can leave
@@ -42,7 +46,7 @@ except ImportError:  # pragma: no cover - Windows: the in-process lock only
     fcntl = None  # type: ignore[assignment]
 
 VERSION = 1
-EVENTS = ("attempt", "submitted", "finished", "unanswered")
+EVENTS = ("attempt", "submitted", "finished", "unanswered", "absent")
 _RECORD_START = b'{"v":'
 
 #: request fields copied into ``summary`` (history columns)
@@ -299,7 +303,7 @@ class Journal:
                 continue
             event = last.get("event")
             if event == "unanswered" or (event == "attempt" and _writer_gone(last)):
-                found.append({**attempt, "event": "unanswered", "at": last.get("at")})
+                found.append({**attempt, "event": "unanswered"})
         return found
 
     def _open_attempts(self) -> list[tuple[dict[str, Any], dict[str, Any]]]:

@@ -223,3 +223,27 @@ def test_a_budget_counts_a_job_whose_answer_was_lost_once(sandbox, tenant, relay
     assert client.budget.spent == price  # one job, counted once
     assert len(reserves(sandbox, tenant.org_id)) == 1
     assert gen.idempotency_key
+
+
+def test_a_lost_attempt_that_never_arrived_is_looked_for_once(sandbox, tenant, relay, client):
+    """An attempt lost before it reached the service (hours ago): recover() finds nothing,
+    says so in the journal, and does not list the history for it again."""
+    import datetime as dt
+
+    from mediagen.journal import make_record
+
+    record = make_record("attempt", service=client.base_url,
+                         key_id=client._config.key_fingerprint, kind="image",
+                         request={"model": "pixel-1", "prompt": "never arrived"},
+                         idempotency_key="mg-never-arrived")  # fmt: skip
+    hours_ago = dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=3)
+    record["at"] = hours_ago.isoformat().replace("+00:00", "Z")
+    client.journal.append(record)
+    client.journal.append({**record, "event": "unanswered", "pid": None, "host": None})
+    assert [r["idempotency_key"] for r in client.generations.pending()] == ["mg-never-arrived"]
+    assert client.generations.recover() == []
+    assert client.generations.pending() == []
+    lists = len([r for r in relay.seen if r.path.startswith("/v1/generations?")])
+    assert lists >= 1  # it was looked for
+    assert client.generations.recover() == []
+    assert len([r for r in relay.seen if r.path.startswith("/v1/generations?")]) == lists

@@ -443,6 +443,8 @@ def _fetch_many(client: Any, ids: Iterable[str]):
 
 #: how far before a lost attempt (by this machine's clock) its job is looked for
 RECOVER_CLOCK_SLACK = dt.timedelta(minutes=15)
+#: a lost attempt not found this long after it was sent never reached the service
+RECOVER_SETTLED = dt.timedelta(hours=1)
 
 
 def _recover(client: Any):
@@ -473,6 +475,13 @@ def _recover(client: Any):
         if cursor is None:
             break
         query["after"] = cursor
+    # Not at the service although everything since was listed: it never arrived. Once that is
+    # surely not a slow commit, say so in the journal, so it is not looked for again.
+    settled = dt.datetime.now(dt.timezone.utc) - RECOVER_SETTLED
+    for key, record in lost.items():
+        at = parse_datetime(record.get("at"))
+        if at is not None and at < settled:
+            client._journal_event("absent", record.get("kind"), None, key, None, None)
     return found
 
 

@@ -12,10 +12,14 @@ one record per event of a submit:
   died before it could say) is listed by ``pending()``, looked up by
   ``client.generations.recover()``, and *claimed* by an identical re-send, which reuses its
   idempotency key so the service returns the original job instead of charging again.
+- ``absent``    when ``recover()`` listed everything since such an attempt, well after it, and
+  the service had no job with its key: it never arrived, and is no longer looked for.
 
 Each record: ``v, event, at, service, key_id, kind, model, mode, idempotency_key,
-generation_id, request, summary, estimate, status, credits_charged``. ``request`` is the body
-sent, without secrets; ``key_id`` is a hash prefix of the API key, never the key.
+generation_id, request, summary, estimate, status, credits_charged, pid, host, inputs``.
+``request`` is the body sent, without secrets; ``key_id`` is a hash prefix of the API key,
+never the key; ``pid``/``host`` name an attempt's process; ``inputs`` is a digest of a request
+with local files as given.
 ``mediagen.history`` joins these records onto the API's rows; ``client.generations.resume()``
 re-attaches to the pending ones. Writes are single ``O_APPEND`` writes under a lock (and an
 advisory file lock between processes), so lines never interleave. A crash mid-write can leave
@@ -42,7 +46,7 @@ except ImportError:  # pragma: no cover - Windows: the in-process lock only
     fcntl = None  # type: ignore[assignment]
 
 VERSION = 1
-EVENTS = ("attempt", "submitted", "finished", "unanswered")
+EVENTS = ("attempt", "submitted", "finished", "unanswered", "absent")
 _RECORD_START = b'{"v":'
 
 #: request fields copied into ``summary`` (history columns)
@@ -191,6 +195,9 @@ class Journal:
         self.path = Path(path).expanduser()
         self._lock = threading.Lock()
         self._finished: set[str] | None = None
+        self._index_lock = threading.Lock()
+        self._index_offset = 0
+        self._index: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
 
     def __repr__(self) -> str:
         return f"Journal({str(self.path)!r})"
@@ -288,28 +295,55 @@ class Journal:
         is still the last record but the process that wrote it is gone (it crashed or was
         killed mid-submit). Attempts still in flight in a live process do not count.
         """
-        last: dict[str, dict[str, Any]] = {}
-        attempts: dict[str, dict[str, Any]] = {}
-        for record in self.iter_records():
-            if service is not None and record.get("service") != service:
-                continue
-            if key_id is not None and record.get("key_id") != key_id:
-                continue
-            ikey = record.get("idempotency_key")
-            if not ikey:
-                continue
-            last.pop(ikey, None)
-            last[ikey] = record  # re-inserted: the order is that of the latest record
-            if record.get("event") == "attempt":
-                attempts[ikey] = record
         found = []
-        for ikey, record in last.items():
-            event = record.get("event")
-            if ikey in attempts and (
-                event == "unanswered" or (event == "attempt" and _writer_gone(record))
-            ):
-                found.append({**attempts[ikey], "event": "unanswered", "at": record.get("at")})
+        for attempt, last in self._open_attempts():
+            if service is not None and attempt.get("service") != service:
+                continue
+            if key_id is not None and attempt.get("key_id") != key_id:
+                continue
+            event = last.get("event")
+            if event == "unanswered" or (event == "attempt" and _writer_gone(last)):
+                found.append({**attempt, "event": "unanswered"})
         return found
+
+    def _open_attempts(self) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        """(attempt, latest record) per idempotency key not answered yet, oldest first.
+
+        Kept up to date by reading only what was appended since the last call (the file is
+        append-only), so a submit does not re-read a long journal.
+        """
+        with self._index_lock:
+            try:
+                size = self.path.stat().st_size
+            except FileNotFoundError:
+                size = 0
+            if size < self._index_offset:  # replaced or truncated: start over
+                self._index_offset, self._index = 0, {}
+            if size > self._index_offset:
+                with open(self.path, "rb") as handle:
+                    handle.seek(self._index_offset)
+                    data = handle.read(size - self._index_offset)
+                complete = data.rfind(b"\n") + 1  # a torn tail is read once it is followed
+                for raw in data[:complete].split(b"\n"):
+                    record = _parse_line(raw) if raw else None
+                    if record is not None:
+                        self._index_record(record)
+                self._index_offset += complete
+            return list(self._index.values())
+
+    def _index_record(self, record: dict[str, Any]) -> None:
+        ikey = record.get("idempotency_key")
+        if not ikey:
+            return
+        event = record.get("event")
+        if event == "attempt":
+            self._index.pop(ikey, None)
+            self._index[ikey] = (record, record)
+        elif event == "unanswered" and ikey in self._index:
+            attempt = self._index.pop(ikey)[0]
+            self._index[ikey] = (attempt, record)
+        else:  # answered: submitted or finished
+            self._index.pop(ikey, None)
 
     def claim_or_append(self, record: Mapping[str, Any]) -> str | None:
         """Journal the ``attempt`` record; if an identical request (same service, key, kind and

@@ -147,6 +147,12 @@ def test_wait_timeout_names_the_generation_and_never_resubmits(make_client, cata
     assert recorder.count("GET", f"/v1/generations/{gen.id}") >= 2
 
 
+def test_wait_with_timeout_0_takes_one_look(client, catalog):
+    """The timeout is a deadline for waiting, yet timeout=0 still reads the job once."""
+    gen = client.generations.wait(client.images.create(**example(catalog, "pixel-1")), timeout=30)
+    assert client.generations.wait(gen.id, timeout=0).status == "completed"
+
+
 def test_an_expired_output_url_is_refreshed_by_re_reading_the_generation(
     sandbox, make_client, catalog, tmp_path
 ):

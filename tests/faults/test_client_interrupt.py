@@ -116,3 +116,33 @@ def test_the_interruption_says_what_happened_to_the_job(status):
     text = str(mediagen.WaitInterrupted("g-1", gen))
     assert ("keeps running" in text) == (status == "pending")
     assert "client.generations.wait('g-1')" in text
+
+
+WATCHER = """
+import os, sys
+import mediagen
+client = mediagen.Client(api_key=os.environ["MEDIAGEN_API_KEY"], cache_dir=sys.argv[1],
+                         poll_interval=(0.1, 0.2))
+gens = [client.images.create(model="pixel-1", prompt=f"lighthouse {i} [[slow:120]]")
+        for i in range(3)]
+print(" ".join(g.id for g in gens), flush=True)
+for done in client.generations.watch(gens, on_update=lambda g: print("polled", flush=True)):
+    pass
+"""
+
+
+def test_interrupting_watch_names_every_job_still_running(sandbox, tenant, tmp_path):
+    seen: list[str] = []
+
+    def polling(process: subprocess.Popen) -> None:
+        seen.append(process.stdout.readline())  # the ids
+        process.stdout.readline()  # the first poll
+
+    env = {"MEDIAGEN_BASE_URL": sandbox.base_url, "MEDIAGEN_API_KEY": tenant.api_key}
+    done = _run_until(WATCHER, [str(tmp_path)], env, polling)
+    ids = seen[0].split()
+    assert done.returncode != 0
+    assert "WaitInterrupted" in done.stderr
+    assert all(gen_id in done.stderr for gen_id in ids)
+    assert "not resubmitted" in done.stderr
+    _assert_short(done.stderr)

@@ -3,6 +3,13 @@ knows the attempt, and running the same call again gets the original job back.""
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
 import pytest
 from client_faults import Relay, example_request, reserves, submits
 
@@ -166,3 +173,77 @@ def test_a_request_with_a_local_file_is_recognized_when_sent_again(
     assert len(reserves(sandbox, tenant.org_id)) == 1
     uploads = [r for r in relay.seen if r.method == "POST" and r.path == "/v1/uploads"]
     assert len(uploads) == 1
+
+
+KILLED_SUBMITTER = """
+import json, os, sys
+import mediagen
+client = mediagen.Client(api_key=os.environ["MEDIAGEN_API_KEY"], base_url=sys.argv[1],
+                         cache_dir=sys.argv[2])
+client.images.create(**json.loads(sys.argv[3]))
+"""
+
+
+def test_a_submit_killed_before_its_answer_is_charged_once_when_sent_again(
+    sandbox, tenant, relay, client, tmp_path
+):
+    """A kernel killed mid-submit writes nothing more: its attempt is recognized as lost
+    because its process is gone."""
+    request = example_request(sandbox, tenant, "pixel-1")
+    args = [relay.url, str(tmp_path), json.dumps(request)]  # the same journal as ``client``
+    process = subprocess.Popen([sys.executable, "-c", KILLED_SUBMITTER, *args],
+                               env={**os.environ, "MEDIAGEN_API_KEY": tenant.api_key})  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while relay.dropped == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert relay.dropped  # the service made the job; the answer was lost
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(10)
+    relay.drop = lambda r: False
+    assert [r.get("event") for r in client.generations.pending()] == ["unanswered"]
+    client.images.create(**request)
+    assert len(reserves(sandbox, tenant.org_id)) == 1
+
+
+def test_a_budget_counts_a_job_whose_answer_was_lost_once(sandbox, tenant, relay, tmp_path):
+    client = mediagen.Client(api_key=tenant.api_key, base_url=relay.url, cache_dir=tmp_path,
+                             budget=500)  # fmt: skip
+    request = example_request(sandbox, tenant, "pixel-1")
+    try:
+        with pytest.raises(mediagen.APIConnectionError):
+            client.images.create(**request)
+        price = client.budget.spent
+        assert price > 0  # the job may exist: its share stays counted
+        relay.drop = lambda r: False
+        gen = client.images.create(**request)
+    finally:
+        client.close()
+    assert client.budget.spent == price  # one job, counted once
+    assert len(reserves(sandbox, tenant.org_id)) == 1
+    assert gen.idempotency_key
+
+
+def test_a_lost_attempt_that_never_arrived_is_looked_for_once(sandbox, tenant, relay, client):
+    """An attempt lost before it reached the service (hours ago): recover() finds nothing,
+    says so in the journal, and does not list the history for it again."""
+    import datetime as dt
+
+    from mediagen.journal import make_record
+
+    record = make_record("attempt", service=client.base_url,
+                         key_id=client._config.key_fingerprint, kind="image",
+                         request={"model": "pixel-1", "prompt": "never arrived"},
+                         idempotency_key="mg-never-arrived")  # fmt: skip
+    hours_ago = dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=3)
+    record["at"] = hours_ago.isoformat().replace("+00:00", "Z")
+    client.journal.append(record)
+    client.journal.append({**record, "event": "unanswered", "pid": None, "host": None})
+    assert [r["idempotency_key"] for r in client.generations.pending()] == ["mg-never-arrived"]
+    assert client.generations.recover() == []
+    assert client.generations.pending() == []
+    lists = len([r for r in relay.seen if r.path.startswith("/v1/generations?")])
+    assert lists >= 1  # it was looked for
+    assert client.generations.recover() == []
+    assert len([r for r in relay.seen if r.path.startswith("/v1/generations?")]) == lists

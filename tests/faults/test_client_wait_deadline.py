@@ -38,7 +38,7 @@ def _timed(call) -> tuple[float, BaseException | None, bool]:
     return outcome.get("took", float("inf")), outcome.get("error"), not thread.is_alive()
 
 
-@pytest.mark.parametrize("client_timeout", [None, 3.0])
+@pytest.mark.parametrize("client_timeout", [None, 3.0, 0.5])
 def test_wait_ends_by_its_timeout_when_the_service_never_answers(tmp_path, client_timeout):
     with SilentServer() as silent:
         client = mediagen.Client(
@@ -54,17 +54,23 @@ def test_wait_ends_by_its_timeout_when_the_service_never_answers(tmp_path, clien
     assert took < TIMEOUT + MARGIN
 
 
-def test_the_async_wait_ends_by_its_timeout_too(tmp_path):
+@pytest.mark.parametrize("client_timeout", [None, 0.5])
+def test_the_async_wait_ends_by_its_timeout_too(tmp_path, client_timeout):
+    """With a client timeout shorter than the wait's, each hung poll times out and is retried
+    until the wait's own deadline, which ends it (not the first poll's timeout)."""
+
     async def main(url: str) -> None:
         async with mediagen.AsyncClient(
-            api_key="mg-test-key", base_url=url, cache_dir=tmp_path, journal=False
-        ) as client:
+            api_key="mg-test-key", base_url=url, cache_dir=tmp_path, journal=False,
+            timeout=client_timeout,
+        ) as client:  # fmt: skip
             await client.generations.wait(GENERATION_ID, timeout=TIMEOUT)
 
     with SilentServer() as silent:
         took, error, ended = _timed(lambda: asyncio.run(main(silent.url)))
     assert ended
     assert isinstance(error, mediagen.WaitTimeoutError), error
+    assert took >= TIMEOUT * 0.9
     assert took < TIMEOUT + MARGIN
 
 

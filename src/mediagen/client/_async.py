@@ -206,8 +206,10 @@ class AsyncClient(BaseClient):
         if timeout is None:
             response = await send
         else:
+            # httpx times out each phase by the (cut) timeout; this ends the whole exchange
+            # (a body trickling in) at the deadline itself.
             try:
-                response = await asyncio.wait_for(send, timeout)
+                response = await asyncio.wait_for(send, tries.left())
             except asyncio.TimeoutError:
                 raise DeadlinePassed() from None
         return response.status_code, response.headers, response.content

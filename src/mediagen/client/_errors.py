@@ -222,25 +222,40 @@ class Interrupted(KeyboardInterrupt):
 
 
 class WaitInterrupted(Interrupted):
-    """An interrupt stopped ``wait()``: the job keeps running and was not resubmitted."""
+    """An interrupt stopped ``wait()`` (or ``watch()``): the jobs keep running and were not
+    resubmitted. ``generation_ids`` lists every job that was still being waited for."""
 
     __module__ = "mediagen"
 
-    def __init__(self, generation_id: str, generation: Any = None) -> None:
+    def __init__(
+        self, generation_id: str, generation: Any = None, others: Sequence[str] = ()
+    ) -> None:
         self.generation_id = generation_id
         self.generation = generation
+        self.generation_ids = [generation_id, *(g for g in others if g != generation_id)]
         status = getattr(generation, "status", None)
-        seen = f" (last seen {status})" if status else ""
-        state = (
-            "It had finished; nothing was resubmitted."
-            if status in ("completed", "failed")
-            else "The job keeps running at the service and was not resubmitted; it is charged "
-            "only if it completes."
-        )
-        super().__init__(
-            f"Stopped waiting for generation {generation_id}{seen}. {state} "
-            f"Resume with client.generations.wait({generation_id!r})."
-        )
+        if len(self.generation_ids) > 1:
+            shown = ", ".join(self.generation_ids[:5])
+            more = len(self.generation_ids) - 5
+            text = (
+                f"Stopped watching generations {shown}{f' (and {more} more)' if more > 0 else ''}."
+                " They keep running at the service and were not resubmitted; each is charged "
+                "only if it completes. Resume with client.generations.watch(error.generation_ids)"
+                " (this exception's generation_ids)."
+            )
+        else:
+            seen = f" (last seen {status})" if status else ""
+            state = (
+                "It had finished; nothing was resubmitted."
+                if status in ("completed", "failed")
+                else "The job keeps running at the service and was not resubmitted; it is "
+                "charged only if it completes."
+            )
+            text = (
+                f"Stopped waiting for generation {generation_id}{seen}. {state} "
+                f"Resume with client.generations.wait({generation_id!r})."
+            )
+        super().__init__(text)
 
 
 class SubmitInterrupted(Interrupted):

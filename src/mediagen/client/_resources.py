@@ -14,6 +14,7 @@ import difflib
 import hashlib
 import logging
 import os
+import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -63,6 +64,30 @@ class _Resource:
 
 
 # --- submit -------------------------------------------------------------------------------
+
+
+class _HeldBudgets:
+    """Budget shares of submits whose answer was lost, by idempotency key (this process).
+
+    The job may exist, so its share stays counted; the re-send that reuses the key takes the
+    share over instead of counting the same job twice.
+    """
+
+    def __init__(self) -> None:
+        self._held: dict[str, tuple[list[Any], float | None]] = {}
+        self._lock = threading.Lock()
+
+    def keep(self, key: str, taken: list[Any], price: float | None) -> None:
+        if taken:
+            with self._lock:
+                self._held[key] = (taken, price)
+
+    def take(self, key: str) -> tuple[list[Any], float | None] | None:
+        with self._lock:
+            return self._held.pop(key, None)
+
+
+_held_budgets = _HeldBudgets()
 
 
 def check_fields(kind: str, fields: Mapping[str, Any]) -> None:
@@ -281,10 +306,16 @@ def submit(
         client._journal_event("attempt", kind, body, key, None, quote)
     else:
         key = client._journal_attempt(kind, body, key, quote, inputs)
+    held = _held_budgets.take(key)
+    if held is not None:  # the lost attempt's share is still counted: count this job once
+        for found in taken:
+            found.release(price)
+        taken, price = held
     try:
         data = yield Call(_requests.submit(kind, body, key, extra_headers))
     except (APIConnectionError, ServerError) as exc:
         # The outcome is unknown: the job may exist. Keep the budget's share, say how to recover.
+        _held_budgets.keep(key, taken, price)
         client._journal_event("unanswered", kind, body, key, None, quote)
         raise unanswered_submit(exc, key) from None
     except APIError as exc:
@@ -294,6 +325,7 @@ def submit(
             yield from explain_refusal(client, exc, body, quote, entry)
         raise
     except BaseException as exc:  # an interrupt, a cancelled task: the answer is lost too
+        _held_budgets.keep(key, taken, price)
         client._journal_event("unanswered", kind, body, key, None, quote)
         if isinstance(exc, KeyboardInterrupt):
             raise SubmitInterrupted(key) from None
@@ -411,6 +443,8 @@ def _fetch_many(client: Any, ids: Iterable[str]):
 
 #: how far before a lost attempt (by this machine's clock) its job is looked for
 RECOVER_CLOCK_SLACK = dt.timedelta(minutes=15)
+#: a lost attempt not found this long after it was sent never reached the service
+RECOVER_SETTLED = dt.timedelta(hours=1)
 
 
 def _recover(client: Any):
@@ -441,6 +475,13 @@ def _recover(client: Any):
         if cursor is None:
             break
         query["after"] = cursor
+    # Not at the service although everything since was listed: it never arrived. Once that is
+    # surely not a slow commit, say so in the journal, so it is not looked for again.
+    settled = dt.datetime.now(dt.timezone.utc) - RECOVER_SETTLED
+    for key, record in lost.items():
+        at = parse_datetime(record.get("at"))
+        if at is not None and at < settled:
+            client._journal_event("absent", record.get("kind"), None, key, None, None)
     return found
 
 
@@ -464,6 +505,16 @@ def _resume(client: Any, wait: bool, download: bool):
             )
         out.append(gen)
     return out
+
+
+def _short_interrupts(items: Any):
+    """``items``, with an interruption raised from here: its message says what is left, the
+    frames of the flow and driver would not help."""
+    __tracebackhide__ = True
+    try:
+        yield from items
+    except WaitInterrupted as exc:
+        raise exc.with_traceback(None) from None
 
 
 class GenerationList:
@@ -623,7 +674,8 @@ class Generations(_Resource):
             ),
             download=config.download if download is None else download,
         )
-        return self._client._iterate(flow)
+        found = self._client._iterate(flow)
+        return found if hasattr(found, "__anext__") else _short_interrupts(found)
 
     def pending(self) -> list[dict[str, Any]]:
         """Journal records of generations this machine submitted that were last seen pending,

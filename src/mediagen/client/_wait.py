@@ -23,6 +23,9 @@ from mediagen.client._errors import APITimeoutError, WaitInterrupted, WaitTimeou
 from mediagen.client._models import Generation
 
 BACKOFF = 1.5
+#: the first read of a wait may take this long even when its timeout is shorter (or 0):
+#: ``wait(gen, timeout=0)`` takes one look instead of timing out blind
+FIRST_LOOK = 1.0
 #: below this many pending jobs, one GET each is cheaper than listing pages
 WATCH_LIST_MIN = 3
 
@@ -53,6 +56,10 @@ def finish(client: Any, gen: Generation, download: bool, deadline: float | None 
     return gen
 
 
+def first_look(start: float, deadline: float | None) -> float | None:
+    return None if deadline is None else max(deadline, start + FIRST_LOOK)
+
+
 def poll(client: Any, gid: str, deadline: float | None):
     """Flow: read one generation; transient failures are retried until ``deadline``."""
     spec = _requests.get_generation(gid)
@@ -77,7 +84,7 @@ def wait(
     gen = target if isinstance(target, Generation) else None
     try:
         if gen is None or not gen.done:
-            gen = yield from poll(client, gid, deadline)
+            gen = yield from poll(client, gid, first_look(start, deadline))
         steps = intervals(poll_interval)
         while not gen.done:
             if on_update is not None:
@@ -133,13 +140,18 @@ def watch(
             raise
         first = next(iter(pending))
         raise WaitTimeoutError(first, timeout, pending[first]) from None
+    except KeyboardInterrupt:
+        if not pending:
+            raise
+        first = next(iter(pending))
+        raise WaitInterrupted(first, pending[first], list(pending)) from None
 
 
 def _watch_rounds(client, pending, start, timeout, deadline, on_update, poll_interval, download):
     # Already-terminal ones first; unknown ones (ids only) are read once to learn created_at.
     for gid, gen in list(pending.items()):
         if gen is None:
-            gen = yield from poll(client, gid, deadline)
+            gen = yield from poll(client, gid, first_look(start, deadline))
             pending[gid] = gen
         if gen.done:
             del pending[gid]

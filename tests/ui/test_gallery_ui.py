@@ -146,3 +146,40 @@ def test_gallery_plays_audio_enlarges_images_and_selects_back_into_python(lab, t
 
     errors = [line for line in lab.console if line.startswith("error")]
     assert errors == []
+
+
+CORNER_PIXEL = """(img) => {
+    if (!img.complete || !img.naturalWidth) return null;
+    const canvas = document.createElement('canvas');
+    canvas.width = img.naturalWidth;
+    canvas.height = img.naturalHeight;
+    const context = canvas.getContext('2d');
+    context.drawImage(img, 0, 0);
+    return Array.from(context.getImageData(2, 2, 1, 1).data.slice(0, 3));
+}"""
+
+
+def test_spend_dashboard_plots_follow_the_theme(lab):
+    notebook = lab.open(
+        "dashboard.ipynb", ["import mediagen\nboard = mediagen.spend_dashboard()\nboard"]
+    )
+    notebook.run_all()
+    page = lab.page
+    plot = notebook.output(0).locator(".mediagen-spend-dashboard img").first
+    plot.wait_for(timeout=JOB_TIMEOUT)
+    page.wait_for_function(f"(img) => ({CORNER_PIXEL})(img)?.[0] > 200", arg=plot.element_handle())
+    set_theme(page, "JupyterLab Dark")
+    try:
+        page.wait_for_function(
+            f"(img) => {{ const p = ({CORNER_PIXEL})(img); return p && Math.max(...p) < 60; }}",
+            arg=plot.element_handle(),
+            timeout=20_000,
+        )
+        assert kernel_json(notebook, "board.theme.dark") is True
+    finally:
+        set_theme(page, "JupyterLab Light")
+    page.wait_for_function(
+        f"(img) => ({CORNER_PIXEL})(img)?.[0] > 200", arg=plot.element_handle(), timeout=20_000
+    )
+    errors = [line for line in lab.console if line.startswith("error")]
+    assert errors == []

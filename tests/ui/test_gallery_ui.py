@@ -8,6 +8,7 @@ Also takes the README's pictures of the gallery (with audio) and of the dark the
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -183,3 +184,40 @@ def test_spend_dashboard_plots_follow_the_theme(lab):
     )
     errors = [line for line in lab.console if line.startswith("error")]
     assert errors == []
+
+
+def test_a_reopened_notebook_shows_the_studio_snapshot_not_model_not_found(lab, tmp_path):
+    cache = tmp_path / "cache"
+    shown = (
+        "import mediagen\n"
+        f"client = mediagen.Client(cache_dir={str(cache)!r})\n"
+        "studio = mediagen.studio(client)\n"
+        "await studio.ready  # the gallery has the history now\n"
+        "studio"
+    )
+    notebook = lab.open("reopen.ipynb", [make_history(cache), shown])
+    notebook.run_all()
+    notebook.wait_cell_done(1, timeout=JOB_TIMEOUT)
+    expect(notebook.output(1).locator(".mg-gallery-card")).to_have_count(4, timeout=JOB_TIMEOUT)
+    ids = (
+        notebook.output(1)
+        .locator(".mg-gallery-card")
+        .evaluate_all("(cards) => cards.map((card) => card.dataset.id)")
+    )
+    notebook.save()
+    lab.close_all()  # the kernel is gone: its widget models with it
+    saved = json.loads(notebook.path.read_text())
+    saved["metadata"].pop("widgets", None)  # as a notebook is published: no widget state
+    notebook.path.write_text(json.dumps(saved))
+
+    lab.page.evaluate(
+        "(path) => window.jupyterapp.commands.execute('docmanager:open', {path})", notebook.name
+    )
+    output = notebook.output(1)
+    expect(output).to_contain_text("mediagen studio: 4 generations", timeout=30_000)
+    expect(output).not_to_contain_text("model not found")
+    for generation_id in ids:
+        expect(output).to_contain_text(generation_id)
+    thumbnails = output.locator("img[src^='data:image/']")
+    expect(thumbnails).to_have_count(2)  # the two kites; speech and music are named
+    expect(output).to_contain_text("quality high · size 1024x1024")

@@ -51,6 +51,11 @@ def _esc(value: Any) -> str:
 escape = _esc
 
 
+def plural(count: int, word: str) -> str:
+    """``1 generation``, ``2 generations``."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
 def credits_text(value: Any) -> str:
     """Credits as the service states them (``36``, ``36.5``, ``12.34``): never re-rounded."""
     if value is None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import os
 import statistics
 import sys
 import time
@@ -100,6 +101,9 @@ def expected_seconds(journal: Any, model: str | None) -> float | None:
     """
     if journal is None or not model:
         return None
+    version = _file_version(getattr(journal, "path", None))
+    if version is not None and _expected_cache.get((version, model), _MISSING) is not _MISSING:
+        return _expected_cache[(version, model)]
     submitted: dict[str, Any] = {}
     spans = []
     try:
@@ -114,7 +118,29 @@ def expected_seconds(journal: Any, model: str | None) -> float | None:
             submitted.setdefault(gid, record.get("at"))
         elif record.get("status") == "completed" and gid in submitted:  # a "finished" record
             spans.append((submitted.pop(gid), record.get("at")))
-    return typical_seconds(spans)
+    expected = typical_seconds(spans)
+    if version is not None:
+        if len(_expected_cache) > 256:
+            _expected_cache.clear()
+        _expected_cache[(version, model)] = expected
+    return expected
+
+
+_MISSING = object()
+#: (journal file version, model) -> expected seconds: a journal is read once per change, not
+#: once per job card (it grows by a few lines per generation, and can hold many thousands).
+_expected_cache: dict[tuple[Any, str], float | None] = {}
+
+
+def _file_version(path: Any) -> tuple[str, int, int] | None:
+    """The file's identity and state (path, size, mtime): changes whenever a line is added."""
+    if path is None:
+        return None
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return (str(path), stat.st_size, stat.st_mtime_ns)
 
 
 class ProgressSummary:

@@ -35,6 +35,7 @@ from IPython.display import display
 from traitlets import Bool, Dict, Float, Unicode
 
 from mediagen import _magics_client as mc
+from mediagen._html import plural
 from mediagen._magics_args import (
     CELL_USAGE,
     MagicUsageError,
@@ -399,13 +400,15 @@ class MediagenMagics(Magics):
                 nonlocal rows
                 for page in iter_generation_pages(client, filters):
                     rows += len(page.get("data") or ())
-                    bar.advance(message=f"{rows} generations")
+                    bar.advance(message=plural(rows, "generation"))
                     yield page
 
             try:
                 frame = history.frame_from_pages(pages(), journal=getattr(client, "journal", None))
             except KeyboardInterrupt:
-                bar.close(f"interrupted after {rows} generations; nothing was changed", ok=False)
+                bar.close(
+                    f"interrupted after {plural(rows, 'generation')}; nothing was changed", ok=False
+                )
                 return None
         self._bind(name, frame)
         return HistorySummary(frame, since)
@@ -480,7 +483,8 @@ class HistorySummary:
         rate = h["failure_rate"]
         rate_text = "n/a" if rate != rate else f"{rate:.0%}"  # NaN when nothing finished
         return (
-            f"{h['generations']} generations{scope}: {credits_text(h['spent'])} credits spent, "
+            f"{plural(h['generations'], 'generation')}{scope}: "
+            f"{credits_text(h['spent'])} credits spent, "
             f"{h['completed']} completed, {h['failed']} failed ({rate_text} failure rate), "
             f"{h['pending']} pending"
         )

@@ -327,6 +327,14 @@ def test_an_interrupt_stops_the_waiting_not_the_generation(shell, sandbox, tenan
     assert [g.id for g in generations_of(tenant, sandbox)] == [slow.id]
 
 
+def test_history_of_one_generation_says_generation(shell, sandbox, tenant):
+    shell.run("%%mediagen image --yes\none kite")
+    run = shell.run("%mediagen history --since 1d")
+    assert run.success, run.text
+    assert "1 generation in the last 1d" in repr(run.result)
+    assert "1 generations" not in repr(run.result) + run.stderr
+
+
 def test_history_summarises_spend_with_progress(shell, sandbox, tenant):
     for prompt in ("one", "two", "three [[fail:timeout]]"):
         shell.run(f"%%mediagen image --yes\n{prompt}")

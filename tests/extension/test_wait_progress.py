@@ -82,3 +82,29 @@ def test_a_plain_client_wait_says_how_long_this_model_usually_takes(shell, tmp_p
     second = shell.run(f"client.generations.wait({make}, poll_interval=0.1)")
     assert second.success, second.text
     assert "(usually ~0." in second.stderr
+
+
+def test_the_journal_is_read_once_per_change_not_once_per_card(tmp_path):
+    journal = Journal(tmp_path / "journal.jsonl")
+
+    def record(event, gid, at, status="pending"):
+        journal.append(
+            {"event": event, "generation_id": gid, "model": "vidra-2", "at": at, "status": status}
+        )
+
+    record("submitted", "g1", "2026-01-01T00:00:00Z")
+    record("finished", "g1", "2026-01-01T00:00:30Z", "completed")
+    reads = []
+    original = journal.iter_records
+
+    def counting():
+        reads.append(1)
+        return original()
+
+    journal.iter_records = counting
+    assert [expected_seconds(journal, "vidra-2") for _ in range(5)] == [30.0] * 5
+    assert len(reads) == 1
+    record("submitted", "g2", "2026-01-01T00:01:00Z")
+    record("finished", "g2", "2026-01-01T00:01:50Z", "completed")
+    assert expected_seconds(journal, "vidra-2") == 40.0  # the median of 30 and 50
+    assert len(reads) == 2

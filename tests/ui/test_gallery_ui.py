@@ -8,6 +8,7 @@ Also takes the README's pictures of the gallery (with audio) and of the dark the
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -28,20 +29,25 @@ DOCS = Path(__file__).parents[2] / "docs"
 
 
 def make_history(cache: Path) -> str:
-    """A cell that makes two kites (different quality) and two audio files, journaled in
-    ``cache`` (the studio's cache: as after a kernel restart)."""
+    """A cell that makes two kites (low, then high quality), a speech and a music file,
+    journaled in ``cache`` (the studio's cache: as after a kernel restart); ``made`` holds
+    their ids in that order. The browser tests share one tenant, so the gallery may also hold
+    other tests' generations: checks look cards up by these ids."""
     return (
         "import mediagen\n"
         f"maker = mediagen.Client(cache_dir={str(cache)!r})\n"
-        "for quality in ('low', 'high'):\n"
-        "    maker.images.create(model='pixel-pro', prompt='a red kite over the sea',"
-        " quality=quality, size='1024x1024').wait()\n"
-        "maker.audio.create(model='voxa-tts', text='Welcome to the gallery.',"
-        " voice_name='Aria').wait()\n"
-        "maker.audio.create(model='tunesmith', prompt='a calm piano loop',"
-        " duration_seconds=5).wait()\n"
+        "made = [maker.images.create(model='pixel-pro', prompt='a red kite over the sea',"
+        " quality=quality, size='1024x1024').wait().id for quality in ('low', 'high')]\n"
+        "made.append(maker.audio.create(model='voxa-tts', text='Welcome to the gallery.',"
+        " voice_name='Aria').wait().id)\n"
+        "made.append(maker.audio.create(model='tunesmith', prompt='a calm piano loop',"
+        " duration_seconds=5).wait().id)\n"
         "print('made')"
     )
+
+
+def card_of(gallery, generation_id: str):
+    return gallery.locator(f'.mg-gallery-card[data-id="{generation_id}"]')
 
 
 def refresh_docs(shot: Path, name: str) -> None:
@@ -68,25 +74,30 @@ def test_gallery_plays_audio_enlarges_images_and_selects_back_into_python(lab, t
     studio = notebook.output(1)
     gallery = studio.locator(".mg-gallery")
     cards = gallery.locator(".mg-gallery-card")
-    expect(cards).to_have_count(4, timeout=JOB_TIMEOUT)  # filled from the history on start
+    low, high, speech_id, music_id = kernel_json(notebook, "made")
+    for generation_id in (low, high, speech_id, music_id):  # filled from the history on start
+        expect(card_of(gallery, generation_id)).to_have_count(1, timeout=JOB_TIMEOUT)
+    before = cards.count()
 
     # audio: a real, wide player that plays
-    speech = cards.filter(has_text="voxa-tts")
+    speech = card_of(gallery, speech_id)
     audio = speech.locator("audio")
     audio.wait_for()
     assert audio.evaluate("(el) => el.getBoundingClientRect().width") >= 120
     wait_loaded(audio)
     assert plays(audio)
-    expect(cards.filter(has_text="tunesmith").locator("audio")).to_have_count(1)
+    expect(card_of(gallery, music_id).locator("audio")).to_have_count(1)
 
     # the two kites differ only in quality, and the cards say so
-    kites = cards.filter(has_text="pixel-pro")
-    expect(kites.locator(".mg-gallery-settings")).to_have_text(
-        ["quality high · size 1024x1024", "quality low · size 1024x1024"]
+    expect(card_of(gallery, low).locator(".mg-gallery-settings")).to_have_text(
+        "quality low · size 1024x1024"
+    )
+    expect(card_of(gallery, high).locator(".mg-gallery-settings")).to_have_text(
+        "quality high · size 1024x1024"
     )
 
     # an image enlarges in a dialog at full size, and Escape closes it
-    kites.first.get_by_role("button", name="Enlarge").click()
+    card_of(gallery, high).get_by_role("button", name="Enlarge").click()
     dialog = gallery.locator("dialog.mg-lightbox")
     expect(dialog).to_be_visible()
     big = dialog.locator("img")
@@ -110,8 +121,9 @@ def test_gallery_plays_audio_enlarges_images_and_selects_back_into_python(lab, t
         " [g.model for g in studio.generations]]",
     )
     assert selected[0] == "voxa-tts"
-    assert selected[1] == speech.get_attribute("data-id")
-    assert sorted(selected[2]) == ["pixel-pro", "pixel-pro", "tunesmith", "voxa-tts"]
+    assert selected[1] == speech_id
+    assert len(selected[2]) == before
+    assert sorted(selected[2][:4]) == ["pixel-pro", "pixel-pro", "tunesmith", "voxa-tts"]
 
     shot = tmp_path / "gallery.png"
     take_screenshot(page, gallery, gallery, shot)
@@ -142,7 +154,80 @@ def test_gallery_plays_audio_enlarges_images_and_selects_back_into_python(lab, t
     expect(card.locator(".mg-job-elapsed")).to_contain_text("usually ~")
     expect(card).to_have_attribute("data-status", "completed", timeout=JOB_TIMEOUT)
     expect(card.locator(".mg-job-elapsed")).not_to_contain_text("usually")
-    expect(cards).to_have_count(5)
+    expect(cards).to_have_count(before + 1)
 
     errors = [line for line in lab.console if line.startswith("error")]
     assert errors == []
+
+
+CORNER_PIXEL = """(img) => {
+    if (!img.complete || !img.naturalWidth) return null;
+    const canvas = document.createElement('canvas');
+    canvas.width = img.naturalWidth;
+    canvas.height = img.naturalHeight;
+    const context = canvas.getContext('2d');
+    context.drawImage(img, 0, 0);
+    return Array.from(context.getImageData(2, 2, 1, 1).data.slice(0, 3));
+}"""
+
+
+def test_spend_dashboard_plots_follow_the_theme(lab):
+    notebook = lab.open(
+        "dashboard.ipynb", ["import mediagen\nboard = mediagen.spend_dashboard()\nboard"]
+    )
+    notebook.run_all()
+    page = lab.page
+    plot = notebook.output(0).locator(".mediagen-spend-dashboard img").first
+    plot.wait_for(timeout=JOB_TIMEOUT)
+    page.wait_for_function(f"(img) => ({CORNER_PIXEL})(img)?.[0] > 200", arg=plot.element_handle())
+    set_theme(page, "JupyterLab Dark")
+    try:
+        page.wait_for_function(
+            f"(img) => {{ const p = ({CORNER_PIXEL})(img); return p && Math.max(...p) < 60; }}",
+            arg=plot.element_handle(),
+            timeout=20_000,
+        )
+        assert kernel_json(notebook, "board.theme.dark") is True
+    finally:
+        set_theme(page, "JupyterLab Light")
+    page.wait_for_function(
+        f"(img) => ({CORNER_PIXEL})(img)?.[0] > 200", arg=plot.element_handle(), timeout=20_000
+    )
+    errors = [line for line in lab.console if line.startswith("error")]
+    assert errors == []
+
+
+def test_a_reopened_notebook_shows_the_studio_snapshot_not_model_not_found(lab, tmp_path):
+    cache = tmp_path / "cache"
+    shown = (
+        "import mediagen\n"
+        f"client = mediagen.Client(cache_dir={str(cache)!r})\n"
+        "studio = mediagen.studio(client)\n"
+        "await studio.ready  # the gallery has the history now\n"
+        "studio"
+    )
+    notebook = lab.open("reopen.ipynb", [make_history(cache), shown])
+    notebook.run_all()
+    notebook.wait_cell_done(1, timeout=JOB_TIMEOUT)
+    made = kernel_json(notebook, "made")
+    gallery = notebook.output(1).locator(".mg-gallery")
+    for generation_id in made:
+        expect(card_of(gallery, generation_id)).to_have_count(1, timeout=JOB_TIMEOUT)
+    summary = kernel_json(notebook, "studio.snapshot_text()")
+    assert summary.startswith("mediagen studio: ")
+    notebook.save()
+    lab.close_all()  # the kernel is gone: its widget models with it
+    saved = json.loads(notebook.path.read_text())
+    saved["metadata"].pop("widgets", None)  # as a notebook is published: no widget state
+    notebook.path.write_text(json.dumps(saved))
+
+    lab.page.evaluate(
+        "(path) => window.jupyterapp.commands.execute('docmanager:open', {path})", notebook.name
+    )
+    output = notebook.output(1)
+    expect(output).to_contain_text(summary, timeout=30_000)
+    expect(output).not_to_contain_text("model not found")
+    for generation_id in made:  # the newest generations, so within the snapshot's limit
+        expect(output).to_contain_text(generation_id)
+    assert output.locator("img[src^='data:image/']").count() >= 2  # at least the two kites
+    expect(output).to_contain_text("quality high · size 1024x1024")

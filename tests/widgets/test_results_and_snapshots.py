@@ -112,3 +112,23 @@ def test_job_card_and_player_fallbacks_show_media_cost_and_id(make_service, make
     one = Gallery()
     one.add(done, [done.outputs[0].local_path])
     assert bundle(one)["text/plain"] == "Gallery: 1 generation"
+
+
+def test_a_card_without_its_request_shows_the_size_and_length_of_what_was_made():
+    made_elsewhere = {
+        "id": "g1",
+        "type": "video",
+        "model": "vidra-2",
+        "status": "completed",
+        "prompt": "waves",
+        "created_at": "2026-11-20T10:00:00Z",
+        "credits_charged": 22.0,
+        "outputs": [
+            {"content_type": "video/mp4", "width": 1280, "height": 720, "duration_seconds": 5.0}
+        ],
+    }
+    gallery = Gallery()
+    gallery.add(made_elsewhere)
+    assert gallery.entries[0]["settings_text"] == "size 1280x720 · 5 s"
+    gallery.add(made_elsewhere, request={"model": "vidra-2", "tier": "720p"})
+    assert gallery.entries[0]["settings_text"] == "tier 720p", "the request, when known, wins"

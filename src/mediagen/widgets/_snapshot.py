@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mediagen import _html
+from mediagen._html import plural
 from mediagen.widgets._service import field
 
 #: Keep a saved notebook small: the snapshot shows at most this many generations, each as a
@@ -45,11 +46,6 @@ def price_settings(request: Mapping[str, Any] | None) -> dict[str, Any]:
         if found.get(count) == 1:
             del found[count]
     return found
-
-
-def plural(count: int, word: str) -> str:
-    """``1 generation``, ``2 generations``."""
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 class StaticFallback:

@@ -25,6 +25,18 @@ from mediagen.widgets._snapshot import StaticFallback, generations_html, plural,
 from mediagen.widgets.job import generation_summary
 
 
+def _made_settings(outputs: list[Any]) -> dict[str, Any]:
+    """Without the request (made elsewhere, no journal): the size and length of what was made."""
+    if not outputs:
+        return {}
+    first = outputs[0]
+    width, height = field(first, "width"), field(first, "height")
+    found: dict[str, Any] = {"size": f"{width}x{height}"} if width and height else {}
+    if field(first, "duration_seconds"):
+        found["duration_seconds"] = field(first, "duration_seconds")
+    return found
+
+
 class Gallery(StaticFallback, MediaSource, MediagenWidget):
     _module = "gallery.js"
 
@@ -85,7 +97,7 @@ class Gallery(StaticFallback, MediaSource, MediagenWidget):
             self.register_media(item)
             items.append(item.describe())
         summary["items"] = items
-        settings = price_settings(request) or previous.get("settings") or {}
+        settings = price_settings(request) or previous.get("settings") or _made_settings(outputs)
         summary["settings"] = settings
         summary["settings_text"] = _html.settings_text(settings)
         self._all[summary["id"]] = summary

@@ -18,6 +18,7 @@ _EXPORTS = {
     "ModelPicker": "mediagen.widgets.picker",
     "RequestForm": "mediagen.widgets.form",
     "Service": "mediagen.widgets._service",
+    "SpendDashboard": "mediagen.widgets.spend_dashboard",
     "Studio": "mediagen.widgets._studio",
     "studio": "mediagen.widgets._studio",
 }

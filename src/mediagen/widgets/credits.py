@@ -13,9 +13,11 @@ from typing import Any
 
 import traitlets
 
+from mediagen._html import credits_text
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._service import Service, field
+from mediagen.widgets._snapshot import StaticFallback, plural
 
 
 class Balance(traitlets.HasTraits):
@@ -68,7 +70,7 @@ class Balance(traitlets.HasTraits):
         return _tasks.spawn(run(), reporter=reporter)
 
 
-class CreditMeter(MediagenWidget):
+class CreditMeter(StaticFallback, MediagenWidget):
     """Refreshed on demand and after each completed generation (:meth:`generation_finished`)."""
 
     _module = "credits.js"
@@ -105,6 +107,19 @@ class CreditMeter(MediagenWidget):
             self.session_spend = round(self.session_spend + float(charged), 2)
             self.session_count += 1
         return self.refresh()
+
+    def snapshot_text(self) -> str:
+        balance = self.credits.get("balance")
+        parts = ["Credits: " + ("…" if balance is None else f"{credits_text(balance)} available")]
+        parts += [
+            f"{x['name']} {credits_text(x['spent'])} of {credits_text(x['limit'])}"
+            for x in self.limits
+        ]
+        parts.append(
+            f"this session {credits_text(self.session_spend)} credits on "
+            f"{plural(self.session_count, 'generation')}"
+        )
+        return " · ".join(parts)
 
 
 def spend_limits(client: Any) -> list[dict[str, Any]]:

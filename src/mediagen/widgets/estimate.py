@@ -23,17 +23,19 @@ from typing import Any
 
 import traitlets
 
+from mediagen._html import credits_text
 from mediagen.client import PaymentRequiredError
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._service import Service, field
+from mediagen.widgets._snapshot import StaticFallback
 from mediagen.widgets.credits import Balance
 from mediagen.widgets.form import RequestForm
 
 Submitted = Callable[[Any, dict[str, Any], dict[str, Any]], None]  # (generation, request, estimate)
 
 
-class LiveEstimate(MediagenWidget):
+class LiveEstimate(StaticFallback, MediagenWidget):
     _module = "estimate.js"
 
     status = traitlets.Unicode("idle").tag(sync=True)  # idle | estimating | ready | error
@@ -224,3 +226,10 @@ class LiveEstimate(MediagenWidget):
     @property
     def generation_id(self) -> str | None:
         return field(self.last_generation, "id")
+
+    def snapshot_text(self) -> str:
+        price = self.estimate.get("credits_after_discount")
+        if self.status != "ready" or price is None:
+            return f"Estimate: {self.blocked_reason or self.status}"
+        text = f"Estimate: {credits_text(price)} credits for {self.estimate.get('model', '')}"
+        return text + ("" if self.estimate.get("can_afford", True) else " (not affordable)")

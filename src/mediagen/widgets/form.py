@@ -26,12 +26,13 @@ from mediagen.widgets import _form_spec as spec
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._media import media_kind
+from mediagen.widgets._snapshot import StaticFallback
 
 #: (filename, content_type, data) -> asset id of the uploaded file
 Uploader = Callable[[str, str, bytes], Awaitable[str]]
 
 
-class RequestForm(MediagenWidget):
+class RequestForm(StaticFallback, MediagenWidget):
     _module = "form.js"
 
     chosen_model = traitlets.Unicode("").tag(sync=True)  # not `model_id`: a Widget property
@@ -250,6 +251,14 @@ class RequestForm(MediagenWidget):
         with self.reporting("Form"):
             self.fields = spec.field_specs(self._entry, self.mode, self.values)
             self.issues = spec.check(self._entry, self.mode, self.values)
+
+    def snapshot_text(self) -> str:
+        if not self.chosen_model:
+            return "Request: no model chosen"
+        given = [f"{k}={v!r}" for k, v in self.values.items() if v not in (None, "", [], {})]
+        text = f"Request · {self.model_name or self.chosen_model} ({self.mode or 'default'})"
+        shown = ", ".join(given)
+        return text + (f": {shown[:300]}{'…' if len(shown) > 300 else ''}" if given else "")
 
 
 def _as_list(value: Any) -> list[Any]:

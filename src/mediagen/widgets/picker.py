@@ -9,9 +9,10 @@ import traitlets
 
 from mediagen.widgets import _catalog_view as cv
 from mediagen.widgets._base import MediagenWidget
+from mediagen.widgets._snapshot import StaticFallback, plural
 
 
-class ModelPicker(MediagenWidget):
+class ModelPicker(StaticFallback, MediagenWidget):
     """A searchable list of models. ``value`` is the chosen model id; ``entry`` its catalog entry.
 
     Filtering runs in the kernel (``kind`` and ``query`` are traits), so what the list shows is
@@ -61,3 +62,7 @@ class ModelPicker(MediagenWidget):
 
     def _refilter(self) -> None:
         self.options = cv.filter_summaries(self._summaries, self.kind, self.query)
+
+    def snapshot_text(self) -> str:
+        chosen = self.value or "none chosen"
+        return f"Model: {chosen} (of {plural(len(self.options), 'model')})"

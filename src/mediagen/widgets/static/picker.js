@@ -47,7 +47,7 @@ function render({ model, el }) {
   const renderList = () => {
     const options = model.get("options") || [];
     const value = model.get("value");
-    status.textContent = model.get("loading") ? "Loading catalog…" : `${options.length} models`;
+    status.textContent = model.get("loading") ? "Loading catalog…" : `${options.length} model${options.length === 1 ? "" : "s"}`;
     list.replaceChildren(...options.map((item) => {
       const selected = item.id === value;
       const modes = item.modes.map((m) => m.name).join(", ");

@@ -29,7 +29,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 ENV_BASE_URL = "MEDIAGEN_BASE_URL"
 ENV_API_KEY = "MEDIAGEN_API_KEY"
@@ -203,7 +203,7 @@ class Sandbox:
             self._log = None
 
 
-def _terminate(process: subprocess.Popen[str], what: str) -> None:
+def _terminate(process: subprocess.Popen[Any], what: str) -> None:
     """SIGTERM (a clean shutdown), then SIGKILL if it does not stop in time."""
     if process.poll() is not None:
         return
@@ -245,7 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     previous_sigterm = signal.signal(signal.SIGTERM, _raise_stop)
     sandbox: Sandbox | None = None
-    jupyter: subprocess.Popen[str] | None = None
+    jupyter: subprocess.Popen[bytes] | None = None
     try:
         connection = None if args.sandbox else connection_from_env(os.environ)
         if connection is None:
@@ -268,7 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
-        return jupyter.wait()
+        return jupyter.wait()  # the child's exit code is the command's
     except (KeyboardInterrupt, _Stop):
         _say("stopping")
         return 0

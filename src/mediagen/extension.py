@@ -149,13 +149,18 @@ class MediagenMagics(Magics):
     def threshold(self) -> float:
         return float(self.confirm_above if self.confirm_above is not None else confirm_above)
 
+    @property
+    def _user_ns(self) -> dict[str, Any]:
+        """The notebook's variables (the shell is always set once the extension is loaded)."""
+        return self.shell.user_ns  # type: ignore[attr-defined]
+
     def _bind(self, name: str | None, value: Any) -> None:
         if name:
-            self.shell.user_ns[name] = value
+            self._user_ns[name] = value
 
     def _lookup(self, text: str) -> tuple[bool, Any]:
-        if text.isidentifier() and text in self.shell.user_ns:
-            return True, self.shell.user_ns[text]
+        if text.isidentifier() and text in self._user_ns:
+            return True, self._user_ns[text]
         return False, None
 
     def _resolve_asset(self, name: str, value: Any, media: Any) -> str:

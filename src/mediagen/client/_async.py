@@ -199,9 +199,10 @@ class AsyncClient(BaseClient):
     ) -> tuple[int, httpx.Headers, bytes]:
         """One attempt; with a deadline, the whole exchange (not each read) ends by it."""
         timeout = tries.timeout(self._config.timeout)
+        limit: Any = httpx.USE_CLIENT_DEFAULT if timeout is None else httpx.Timeout(timeout)
         send = self._http.request(
             spec.method, url, params=spec.params or None, json=spec.json, headers=headers,
-            **({} if timeout is None else {"timeout": httpx.Timeout(timeout)}),
+            timeout=limit,
         )  # fmt: skip
         if timeout is None:
             response = await send

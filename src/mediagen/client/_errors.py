@@ -180,7 +180,7 @@ class WaitTimeoutError(MediagenError, TimeoutError):
     Never raised after a resubmit: waiting only reads. ``generation_id`` names the job.
     """
 
-    def __init__(self, generation_id: str, timeout: float, last: Any = None) -> None:
+    def __init__(self, generation_id: str, timeout: float | None, last: Any = None) -> None:
         self.generation_id = generation_id
         self.timeout = timeout
         self.generation = last

@@ -323,7 +323,7 @@ class ModelInfo(_Model):
 
     @property
     def mode_ids(self) -> list[str]:
-        return [m.get("id") for m in self.modes if isinstance(m, Mapping)]
+        return [str(m.get("id")) for m in self.modes if isinstance(m, Mapping)]
 
     def example(self, mode: str | None = None) -> dict[str, Any]:
         """A ready-to-send request for ``mode`` (the first mode when omitted)."""

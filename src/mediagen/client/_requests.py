@@ -183,11 +183,11 @@ def error_from_response(
         code = error.get("code")
         message = error.get("message")
         trace_id = error.get("trace_id")
-        details = [d for d in error.get("details") or [] if isinstance(d, Mapping)]
+        details = [dict(d) for d in error.get("details") or [] if isinstance(d, Mapping)]
     elif isinstance(body, Mapping) and "detail" in body:
         detail = body["detail"]
         if isinstance(detail, list):
-            details = [d for d in detail if isinstance(d, Mapping)]
+            details = [dict(d) for d in detail if isinstance(d, Mapping)]
             message = "Request validation failed: " + "; ".join(
                 _errors.format_detail(d) for d in details[:5]
             )

@@ -9,6 +9,7 @@ share every line of logic.
 
 from __future__ import annotations
 
+import builtins
 import datetime as dt
 import difflib
 import hashlib
@@ -677,7 +678,7 @@ class Generations(_Resource):
         found = self._client._iterate(flow)
         return found if hasattr(found, "__anext__") else _short_interrupts(found)
 
-    def pending(self) -> list[dict[str, Any]]:
+    def pending(self) -> builtins.list[dict[str, Any]]:
         """Journal records of generations this machine submitted that were last seen pending,
         then submits whose answer was lost (``event`` ``"unanswered"``, no ``generation_id``
         yet: :meth:`recover` looks them up)."""

@@ -345,10 +345,10 @@ def _check_rule(
         return f"Give one of {names}"
     if kind == "requires":
         missing = [n for n in rule.get("needs") or [] if n not in parsed and n not in defaults]
-        return f"{_label(rule.get('field'))} needs {' and '.join(_label(n) for n in missing)}"
+        return f"{_label(str(rule.get('field')))} needs {' and '.join(map(_label, missing))}"
     if kind == "max_duration":
         condition = ", ".join(f"{_label(k)} = {v}" for k, v in (rule.get("when") or {}).items())
-        return f"{_label(rule.get('field'))} is at most {rule.get('maximum')} when {condition}"
+        return f"{_label(str(rule.get('field')))} is at most {rule.get('maximum')} when {condition}"
     return None
 
 

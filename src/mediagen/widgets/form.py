@@ -233,7 +233,7 @@ class RequestForm(StaticFallback, MediagenWidget):
 
     def _remember(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
         """Record the fields the user changed (an emptied field is no longer "given")."""
-        media = {f["name"]: f.get("media") for f in self.reference_fields()}
+        media = {f["name"]: f["media"] for f in self.reference_fields() if f.get("media")}
         for name in set(old) | set(new):
             value = new.get(name)
             if value == old.get(name):

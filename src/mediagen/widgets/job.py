@@ -197,7 +197,9 @@ class JobCard(StaticFallback, MediaSource, MediagenWidget):
     def _on_view_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if not isinstance(content, dict):
             return
-        action, index = content.get("action"), content.get("index")
+        action, index = str(content.get("action")), content.get("index")
+        if not isinstance(index, (int, float, str)):
+            return
         with self.reporting({"reference": "Use as reference", "save": "Save"}.get(action, "")):
             if action == "reference":
                 self.use_as_reference(int(index))

@@ -63,7 +63,7 @@ def _png(draw: Any, frame: pd.DataFrame, *, dark: bool = False, **kwargs: Any) -
     import matplotlib
     from matplotlib.figure import Figure
 
-    with matplotlib.rc_context(DARK_PLOT_STYLE if dark else {}):
+    with matplotlib.rc_context(dict(DARK_PLOT_STYLE) if dark else None):  # type: ignore[arg-type]
         figure = Figure(figsize=(6.4, 3.0), dpi=96, layout="constrained")
         draw(frame, ax=figure.subplots(), **kwargs)
         buffer = io.BytesIO()

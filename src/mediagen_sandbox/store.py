@@ -195,6 +195,17 @@ class Store:
             raise
         conn.execute("COMMIT")
 
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every query inside sees the database at one moment (WAL keeps
+        that view while writers go on), so figures read together always agree."""
+        conn = self.conn()
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
     def query_one(self, sql: str, params: tuple = ()) -> sqlite3.Row | None:
         return self.conn().execute(sql, params).fetchone()
 

@@ -268,12 +268,13 @@ async def patch_config(body: ConfigPatch, ctx: AdminDep):
 
 @router.get("/ledger/{org_id}", summary="An organization's balances and every ledger entry")
 async def get_ledger(org_id: str, ctx: AdminDep):
-    org = _org(ctx, org_id)
-    rows = ctx.store.query_all(
-        "SELECT seq, kind, amount, member_id, generation_id, created_at, note FROM ledger "
-        "WHERE org_id = ? ORDER BY seq",
-        (org_id,),
-    )
+    with ctx.store.snapshot():  # balances and entries from the same moment
+        org = _org(ctx, org_id)
+        rows = ctx.store.query_all(
+            "SELECT seq, kind, amount, member_id, generation_id, created_at, note FROM ledger "
+            "WHERE org_id = ? ORDER BY seq",
+            (org_id,),
+        )
     entries = [
         {
             "seq": r["seq"],

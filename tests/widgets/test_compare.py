@@ -1,0 +1,158 @@
+"""``mediagen.compare``: the grid's price before it runs, its run, retries, winners and results,
+against the real sandbox (trait changes and view messages stand in for clicks)."""
+
+from __future__ import annotations
+
+import pytest
+from widget_loop import run
+
+import mediagen
+from mediagen.widgets import Compare
+
+PROMPTS = ["a lighthouse at dusk", "a red fox in snow", "a bowl of ramen"]
+SETTINGS = ["pixel-1", {"model": "pixel-pro", "quality": "high"}, "voxa-tts"]
+
+
+def ledger_kinds(sandbox, tenant) -> list[str]:
+    return [e["kind"] for e in sandbox.admin.ledger(tenant.org_id)["entries"]]
+
+
+def click(grid: Compare, **content) -> None:
+    grid._on_view_message(grid, content, [])
+
+
+def test_the_total_is_the_services_estimates_summed_and_nothing_is_spent_before_run(
+    make_service, tenant, sandbox
+):
+    service = make_service(tenant)
+    client = service.client
+
+    async def scenario():
+        grid = mediagen.compare(PROMPTS, SETTINGS, service=service)
+        await grid.ready
+        assert ledger_kinds(sandbox, tenant) == ["grant"], "pricing spends nothing"
+        assert grid.phase == "ready"
+        bodies = [grid.plan.requests[(r, c)] for r in range(3) for c in range(3)]
+        total = grid.total
+        click(grid, action="run")
+        await grid.wait()
+        await service.aclose()
+        return grid, bodies, total
+
+    grid, bodies, total = run(scenario())
+    # speech takes its prompt as `text`; image models as `prompt`
+    assert [b.get("text") for b in bodies[2::3]] == PROMPTS
+    assert all("prompt" not in b for b in bodies[2::3])
+    assert [b["prompt"] for b in bodies[0::3]] == PROMPTS
+    assert bodies[1]["quality"] == "high"
+    quotes = [client.models.estimate_request(b).credits_after_discount for b in bodies]
+    assert total == pytest.approx(sum(quotes))
+    results = grid.results
+    assert list(results["status"]) == ["completed"] * 9
+    assert results["credits"].sum() == pytest.approx(total), "the charge is the estimate"
+    assert results["generation_id"].nunique() == 9
+    assert (results["latency_s"] >= 0).all()
+    assert ledger_kinds(sandbox, tenant).count("charge") == 9
+    assert all(cell["items"] for cell in grid.cells), "every cell shows its media"
+    kinds = {cell["items"][0]["kind"] for cell in grid.cells}
+    assert kinds == {"image", "audio"}
+    assert grid.phase == "done"
+
+
+def test_a_failed_cell_shows_its_code_and_a_double_retry_submits_once(
+    make_service, tenant, sandbox
+):
+    service = make_service(tenant)
+    balance = service.client.credits.get().balance
+
+    async def scenario():
+        grid = Compare(["a calm sea", "a storm [[fail:safety]]"], ["pixel-1"], service=service)
+        await grid.ready
+        grid.run()
+        await grid.wait()
+        failed = dict(grid.cells[1])
+        click(grid, action="retry", row=1, col=0)  # a double click on Retry
+        click(grid, action="retry", row=1, col=0)
+        click(grid, action="retry", row=0, col=0)  # a completed cell is not submitted again
+        await grid.wait()
+        await service.aclose()
+        return grid, failed
+
+    grid, failed = run(scenario())
+    assert failed["status"] == "failed"
+    assert failed["error_code"] == "safety"
+    assert "safety filter" in failed["error_message"]
+    assert grid.cells[1]["status"] == "failed"
+    assert grid.cells[1]["generation_id"] != failed["generation_id"], "the retry is new"
+    assert len(list(service.client.generations.list())) == 3
+    kinds = ledger_kinds(sandbox, tenant)
+    assert kinds.count("reserve") == 3
+    assert kinds.count("refund") == 2, "each failure returns its reservation"
+    spent = balance - service.client.credits.get().balance
+    assert spent == pytest.approx(grid.cells[0]["credits"])
+
+
+def test_winners_one_per_row_come_back_as_a_dataframe(make_service, tenant):
+    service = make_service(tenant)
+
+    async def scenario():
+        grid = Compare(PROMPTS[:2], ["pixel-1", "pixel-pro"], service=service, run=True)
+        await grid.wait()
+        click(grid, action="choose", row=0, col=0)
+        click(grid, action="choose", row=0, col=1)  # another pick replaces the row's winner
+        click(grid, action="choose", row=1, col=0)
+        click(grid, action="choose", row=1, col=0)  # picking the winner again clears it
+        click(grid, action="choose", row=1, col=1)
+        await service.aclose()
+        return grid
+
+    grid = run(scenario())
+    choices = grid.choices
+    assert list(choices["prompt"]) == PROMPTS[:2]
+    assert list(choices["model"]) == ["pixel-pro", "pixel-pro"]
+    assert choices["credits"].notna().all()
+    assert choices["latency_s"].notna().all()
+    assert set(choices["generation_id"]) <= set(grid.results["generation_id"])
+    assert grid.chosen == {"0": 1, "1": 1}
+
+
+def test_a_run_over_the_budget_is_refused_whole(make_service, tenant, sandbox):
+    service = make_service(tenant)
+
+    async def scenario():
+        tight = mediagen.Budget(1.0)
+        grid = Compare(PROMPTS, ["pixel-1"], service=service, budget=tight)
+        await grid.ready
+        refused = grid.run()
+        reason = grid.blocked_reason
+        roomy = mediagen.Budget(grid.total)
+        paid = Compare(PROMPTS, ["pixel-1"], service=service, budget=roomy, run=True)
+        await paid.wait()
+        await service.aclose()
+        return grid, refused, reason, tight, paid, roomy
+
+    grid, refused, reason, tight, paid, roomy = run(scenario())
+    assert refused is None
+    assert "nothing was sent" in reason
+    assert grid.phase == "ready"
+    assert tight.spent == 0
+    assert [c["status"] for c in paid.cells] == ["completed"] * 3
+    assert roomy.spent == pytest.approx(paid.total), "each submit reserved its price"
+    assert ledger_kinds(sandbox, tenant).count("charge") == 3
+
+
+def test_results_come_back_in_a_plain_script_without_a_front_end(make_client, tenant):
+    client = make_client(tenant)
+    grid = mediagen.compare(["a kite"], ["pixel-1", "voxa-tts"], client, run=True).join(60)
+    results = grid.results
+    assert list(results.columns[:5]) == ["row", "prompt", "column", "model", "mode"]
+    assert list(results["status"]) == ["completed", "completed"]
+    assert "2 done" in grid.snapshot_text()
+    html = grid.snapshot_html()
+    assert "a kite" in html
+    assert "<img" in html, "an image thumbnail in the static fallback"
+
+
+def test_an_unknown_model_fails_before_anything_is_priced(make_client, tenant):
+    with pytest.raises(ValueError, match="unknown model 'no-such-model'"):
+        mediagen.compare(["x"], ["pixel-1", "no-such-model"], make_client(tenant))

@@ -33,6 +33,16 @@ def compare(prompts, settings, client=None, **options):
     return _compare(prompts, settings, client, **options)
 
 
+def _load_compare(path, client=None, **options):
+    """A grid saved with ``grid.save(path)``, back without pricing or running anything again."""
+    from mediagen.widgets import Compare
+
+    return Compare.load(path, client, **options)
+
+
+compare.load = _load_compare
+
+
 def spend_dashboard(client=None, **options):
     """What was spent, on what, and what failed: filters, a date range, plots and a sortable,
     searchable table (``mediagen.widgets.spend_dashboard.SpendDashboard``)."""

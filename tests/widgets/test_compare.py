@@ -156,3 +156,54 @@ def test_results_come_back_in_a_plain_script_without_a_front_end(make_client, te
 def test_an_unknown_model_fails_before_anything_is_priced(make_client, tenant):
     with pytest.raises(ValueError, match="unknown model 'no-such-model'"):
         mediagen.compare(["x"], ["pixel-1", "no-such-model"], make_client(tenant))
+
+
+def test_a_saved_run_reopens_as_it_was_and_a_new_column_pays_only_for_its_cells(
+    make_service, tenant, sandbox, tmp_path
+):
+    service = make_service(tenant)
+    path = tmp_path / "runs" / "kites.parquet"
+
+    async def scenario():
+        grid = Compare(["a kite", "a boat [[fail:safety]]"], ["pixel-1"], service=service)
+        await grid.ready
+        grid.run()
+        await grid.wait()
+        grid.choose(0, 0)
+        grid.save(path)
+        reopened = Compare.load(path, service=service)
+        await reopened.wait()
+        priced_again = ledger_kinds(sandbox, tenant)
+        await reopened.add_column("pixel-pro")
+        added_total = reopened.total
+        reopened.run()
+        await reopened.wait()
+        await service.aclose()
+        return grid, reopened, priced_again, added_total
+
+    grid, reopened, priced_again, added_total = run(scenario())
+    assert priced_again.count("reserve") == 2, "opening a saved run sends nothing"
+    before = grid.results
+    after = reopened.results
+    assert after[after["column"] == "pixel-1"].reset_index(drop=True).equals(before)
+    assert reopened.chosen == {"0": 0}
+    assert reopened.cells[0]["items"], "the media come back from the cache"
+    key = reopened.cells[0]["items"][0]["key"]
+    meta, buffers = reopened.media({"key": key}, [])
+    assert meta["content_type"].startswith("image/")
+    assert buffers[0]
+    assert reopened.cells[2]["error_code"] == "safety"
+    kinds = ledger_kinds(sandbox, tenant)
+    assert kinds.count("reserve") == 4, "only the new column's two cells were submitted"
+    new = reopened.results[reopened.results["model"] == "pixel-pro"]
+    assert list(new["status"]) == ["completed", "failed"]
+    assert added_total == pytest.approx(grid.total + new["estimate"].sum())
+
+
+def test_mediagen_compare_load_opens_a_saved_grid(make_client, tenant, tmp_path):
+    client = make_client(tenant)
+    grid = mediagen.compare(["a kite"], ["pixel-1"], client, run=True).join(60)
+    grid.save(tmp_path / "one.parquet")
+    again = mediagen.compare.load(tmp_path / "one.parquet", client).join(60)
+    assert again.results["generation_id"].tolist() == grid.results["generation_id"].tolist()
+    assert "<img" in again.snapshot_html()

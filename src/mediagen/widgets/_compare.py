@@ -25,6 +25,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import traitlets
@@ -33,9 +34,9 @@ from mediagen import _html
 from mediagen.catalog import Catalog
 from mediagen.client import Budget
 from mediagen.client import budget as budget_scope
-from mediagen.widgets import _tasks
+from mediagen.widgets import _compare_store, _tasks
 from mediagen.widgets._base import MediagenWidget, _describe
-from mediagen.widgets._compare_plan import Plan, plan, request_key
+from mediagen.widgets._compare_plan import Plan, cell_request, columns_of, plan, request_key
 from mediagen.widgets._media import MediaSource
 from mediagen.widgets._outputs import item_at
 from mediagen.widgets._service import Service, field
@@ -76,6 +77,7 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         budget: Budget | float | None = None,
         concurrency: int = 4,
         forecast: bool = True,
+        restore: list[dict[str, Any]] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -87,11 +89,12 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         self.catalogs = _catalogs(self.service)
         self.plan: Plan = plan(rows, settings, self.catalogs)
         self.generations: dict[tuple[int, int], Any] = {}
-        self._cells = {
-            (r, c): {"row": r, "col": c, "status": PRICED, "estimate": None}
-            for r in range(len(self.plan.prompts))
-            for c in range(len(self.plan.columns))
+        self._cells: dict[tuple[int, int], dict[str, Any]] = {
+            position: {"row": position[0], "col": position[1], "status": PRICED, "estimate": None}
+            for position in self.plan.requests
         }
+        for saved in restore or []:
+            _compare_store.restore_cell(self, saved)
         self._slots: asyncio.Semaphore | None = None
         self.prompts = list(self.plan.prompts)
         self.columns = [column.describe() for column in self.plan.columns]
@@ -104,7 +107,16 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
     # -- before running: prices and the forecast -------------------------------------------
 
     async def _prepare(self, run: bool, forecast: bool) -> None:
-        distinct = self.plan.distinct()
+        await self._price([p for p, c in self._cells.items() if c["estimate"] is None])
+        if forecast:
+            self.forecast_text = await self._forecast()
+        if run:
+            self.run()
+
+    async def _price(self, positions: list[tuple[int, int]]) -> None:
+        """Ask the service's price of each distinct request among ``positions`` once."""
+        self.phase = "estimating"
+        distinct = {request_key(self.plan.requests[p]): self.plan.requests[p] for p in positions}
         slots = asyncio.Semaphore(self.concurrency)
 
         async def quote(body: dict[str, Any]) -> dict[str, Any] | BaseException:
@@ -117,19 +129,31 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         keys = list(distinct)
         quotes = await asyncio.gather(*(quote(distinct[k]) for k in keys))
         answers = dict(zip(keys, quotes, strict=True))
-        for position, body in self.plan.requests.items():
-            answer = answers[request_key(body)]
+        for position in positions:
+            answer = answers[request_key(self.plan.requests[position])]
             if isinstance(answer, BaseException):
                 self._cells[position].update(status=INVALID, **_error_of(answer))
             else:
                 self._cells[position]["estimate"] = answer.get("credits_after_discount")
         self.total = _sum(c["estimate"] for c in self._cells.values() if c["status"] != INVALID)
-        self.phase = "ready"
+        self.phase = "ready" if self.runnable else "done"
         self._publish()
-        if forecast:
-            self.forecast_text = await self._forecast()
-        if run:
-            self.run()
+
+    def add_column(self, setting: Any) -> _tasks.Handle:
+        """A new setting for every row, priced; the next Run pays for its cells only."""
+        column = columns_of([*(c.fields for c in self.plan.columns), setting])[-1]
+        if column.model not in self.catalogs:
+            raise ValueError(f"unknown model {column.model!r}")
+        col = len(self.plan.columns)
+        self.plan.columns.append(column)
+        for row, prompt in enumerate(self.plan.prompts):
+            body = cell_request(self.catalogs[column.model], column, prompt)
+            self.plan.requests[(row, col)] = body
+            self._cells[(row, col)] = {"row": row, "col": col, "status": PRICED, "estimate": None}
+        self.columns = [c.describe() for c in self.plan.columns]
+        new = [(row, col) for row in range(len(self.plan.prompts))]
+        self.ready = _tasks.spawn(self._price(new), reporter=self._failed("Pricing"))
+        return self.ready
 
     async def _forecast(self) -> str:
         """The history-based wall time; the grid works without it (a new user has no history)."""
@@ -284,7 +308,7 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         """Every cell as a row: prompt, setting, generation id, status, credits, latency, error."""
         import pandas as pd
 
-        return pd.DataFrame([self._record(r, c) for (r, c) in self._cells])
+        return pd.DataFrame([self._record(r, c) for (r, c) in sorted(self._cells)])
 
     @property
     def choices(self) -> Any:
@@ -314,6 +338,17 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
             "error_message": cell.get("error_message"),
         }
 
+    # -- saving ----------------------------------------------------------------------------
+
+    def save(self, path: str | Path) -> Path:
+        """Write the grid to a Parquet file (media stay in the client's cache); see :meth:`load`."""
+        return _compare_store.save(self, path)
+
+    @classmethod
+    def load(cls, path: str | Path, client: Any = None, **options: Any) -> Compare:
+        """A saved grid, back as it was: nothing is priced or run again, winners included."""
+        return _compare_store.load(path, client, **options)
+
     # -- state for the view ----------------------------------------------------------------
 
     def _set(self, row: int, col: int, **changes: Any) -> None:
@@ -321,7 +356,7 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         self._publish()
 
     def _publish(self) -> None:
-        self.cells = [dict(cell) for cell in self._cells.values()]
+        self.cells = [dict(self._cells[p]) for p in sorted(self._cells)]
 
     def _failed(self, context: str) -> Any:
         return lambda exc: self.report(exc, context=context)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mediagen import _html
-from mediagen.widgets._service import field
 
 if TYPE_CHECKING:
     from mediagen.widgets._compare import Compare
@@ -39,10 +38,10 @@ def grid_html(grid: Compare) -> str:
 def _cell_html(grid: Compare, row: int, col: int, chosen: bool) -> str:
     cell = grid.cells[row * len(grid.columns) + col]
     parts = []
-    generation = grid.generations.get((row, col))
-    outputs = list(field(generation, "outputs") or []) if cell["status"] == "completed" else []
-    if outputs:
-        parts.append(_html.thumbnail_html(outputs[0], thumbnail_px=THUMBNAIL_PX))
+    items = cell.get("items") or []
+    item = grid._media_items.get(items[0]["key"]) if items else None
+    if item is not None:
+        parts.append(_html.thumbnail_html(item.as_output(), thumbnail_px=THUMBNAIL_PX))
     charged = cell.get("credits")
     price = (
         f"{_html.credits_text(charged)} cr"

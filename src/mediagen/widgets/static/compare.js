@@ -85,8 +85,11 @@ function render({ model, el, experimental }) {
 
     const phase = model.get("phase");
     const price = model.get("total");
-    total.textContent = phase === "estimating" ? "Pricing…" : price == null ? "Some cells have no price" : `Total ${credits(price)}`;
-    run.disabled = phase !== "ready" || !cells.some((cell) => cell.status === "priced");
+    const waiting = cells.filter((cell) => cell.status === "priced");
+    const toRun = waiting.reduce((sum, cell) => sum + (cell.estimate || 0), 0);
+    const partial = waiting.length && waiting.length < cells.length ? ` · Run: ${credits(toRun)}` : "";
+    total.textContent = phase === "estimating" ? "Pricing…" : price == null ? "Some cells have no price" : `Total ${credits(price)}${partial}`;
+    run.disabled = phase !== "ready" || !waiting.length;
     run.textContent = phase === "running" ? "Running…" : "Run";
     forecast.textContent = model.get("forecast_text") || "";
     blocked.textContent = model.get("blocked_reason") || "";

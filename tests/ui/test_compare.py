@@ -1,6 +1,7 @@
 """``mediagen.compare`` in real JupyterLab 4 and Chromium, against the real sandbox: a 3x3 grid
 priced before it runs, run by its button, media in the cells, a failed row retried, winners
-clicked, and the page reloaded. Any Python error, error banner or console error fails it."""
+clicked, the page reloaded and the saved run reopened. Any Python error, error banner or console
+error fails it."""
 
 from __future__ import annotations
 
@@ -17,10 +18,13 @@ PROMPTS = ["a lighthouse at dusk", "a red fox in snow", "a storm at sea [[fail:s
 MODELS = ["pixel-1", "pixel-pro", "voxa-tts"]
 
 
-def compare_cell(cache: Path) -> str:
+def compare_cell(cache: Path, key_file: Path) -> str:
+    """The grid on its own organization (the key read from a file: never in the notebook), so
+    its generations do not show up in other tests' history."""
     return (
-        "import mediagen\n"
-        f"client = mediagen.Client(cache_dir={str(cache)!r}, poll_interval=0.1)\n"
+        "import mediagen, pathlib\n"
+        f"client = mediagen.Client(api_key=pathlib.Path({str(key_file)!r}).read_text(),"
+        f" cache_dir={str(cache)!r}, poll_interval=0.1)\n"
         f"grid = mediagen.compare({PROMPTS!r}, {MODELS!r}, client)\n"
         "grid"
     )
@@ -30,7 +34,10 @@ def cell(grid, row: int, col: int):
     return grid.locator(f'.mg-compare-cell[data-row="{row}"][data-col="{col}"]')
 
 
-def image_shown(image) -> list[int]:
+def image_shown(where) -> list[int]:
+    """The cell's image, once loaded (scrolled to first: media load only when in view)."""
+    where.scroll_into_view_if_needed()
+    image = where.locator("img")
     image.wait_for()
     image.evaluate(
         "(el) => (el.complete && el.naturalWidth)"
@@ -40,9 +47,13 @@ def image_shown(image) -> list[int]:
     return image.evaluate("(el) => [el.naturalWidth, el.naturalHeight]")
 
 
-def test_a_three_by_three_grid_is_priced_run_judged_and_survives_a_reload(lab, tmp_path):
+def test_a_three_by_three_grid_is_priced_run_judged_and_survives_a_reload(
+    lab, tmp_path, tenant_factory
+):
+    key_file = tmp_path / "key"
+    key_file.write_text(tenant_factory(balance=1000, plan="enterprise").api_key)
     seen = len(lab.console)
-    notebook = lab.open("compare.ipynb", [compare_cell(tmp_path / "cache")])
+    notebook = lab.open("compare.ipynb", [compare_cell(tmp_path / "cache", key_file)])
     notebook.run_all()
     grid = notebook.output(0).locator(".mg-compare")
     total = grid.locator(".mg-compare-total")
@@ -66,7 +77,7 @@ def test_a_three_by_three_grid_is_priced_run_judged_and_survives_a_reload(lab, t
     expect(run).to_be_disabled()
 
     # media in the cells: images with their real size, speech that plays
-    sizes = [image_shown(cell(grid, r, c).locator("img")) for r in range(2) for c in range(2)]
+    sizes = [image_shown(cell(grid, r, c)) for r in range(2) for c in range(2)]
     assert all(w > 0 and h > 0 for w, h in sizes)
     audio = cell(grid, 0, 2).locator("audio")
     audio.wait_for()
@@ -114,9 +125,24 @@ def test_a_three_by_three_grid_is_priced_run_judged_and_survives_a_reload(lab, t
     reload(lab, notebook)
     grid = notebook.output(0).locator(".mg-compare")
     expect(cell(grid, 0, 0)).to_have_attribute("data-status", "completed", timeout=JOB_TIMEOUT)
-    image_shown(cell(grid, 0, 0).locator("img"))
+    image_shown(cell(grid, 0, 0))
     expect(cell(grid, 0, 1)).to_have_class("mg-compare-cell mg-compare-cell--chosen")
     expect(cell(grid, 2, 0).locator(".mg-compare-error")).to_have_text("safety")
+
+    # the run saved and reopened in a new output: nothing priced or run again
+    reopen = notebook.append_cell(
+        f"grid.save({str(tmp_path / 'grid.parquet')!r})\n"
+        f"again = mediagen.compare.load({str(tmp_path / 'grid.parquet')!r}, client)\n"
+        "again"
+    )
+    notebook.run_cell(reopen)
+    again = notebook.output(reopen).locator(".mg-compare")
+    expect(cell(again, 1, 1)).to_have_attribute("data-status", "completed", timeout=JOB_TIMEOUT)
+    image_shown(cell(again, 1, 1))
+    expect(cell(again, 1, 2)).to_have_class("mg-compare-cell mg-compare-cell--chosen")
+    expect(again.get_by_role("button", name="Run")).to_be_disabled()
+    same = kernel_json(notebook, "again.results.equals(grid.results)")
+    assert same is True
 
     assert_clean(notebook, allowed_banners=("safety",))  # the failed row's codes
     errors = [line for line in lab.console[seen:] if line.startswith("error")]

@@ -95,7 +95,7 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         }
         for saved in restore or []:
             _compare_store.restore_cell(self, saved)
-        self._slots: asyncio.Semaphore | None = None
+        self._slots: dict[int, asyncio.Semaphore] = {}
         self.prompts = list(self.plan.prompts)
         self.columns = [column.describe() for column in self.plan.columns]
         self._publish()
@@ -224,11 +224,13 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
             self.phase = "done" if not self.runnable else "ready"
 
     async def _run_cell(self, row: int, col: int) -> None:
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(self.concurrency)
+        # a semaphore belongs to one loop; a click and a cell may run on different ones
+        slots = self._slots.setdefault(
+            id(asyncio.get_running_loop()), asyncio.Semaphore(self.concurrency)
+        )
         body = self.plan.requests[(row, col)]
         kind = self.catalogs[body["model"]].type or "image"
-        async with self._slots:
+        async with slots:
             started = time.monotonic()
             try:
                 with self._budget():

@@ -60,28 +60,59 @@ function render({ model, el, experimental }) {
       dataset: { row: cell.row, col: cell.col, status: cell.status } }, ...parts);
   };
 
+  // The table's skeleton is rebuilt only when the rows or columns change; a cell is redrawn
+  // only when what it shows changes, so a playing video or a focused button stays put while
+  // other jobs finish.
+  let shape = "";
+  let drawn = new Map();  // "r,c" -> {sig, node}
+  let rowTotals = [];
+  let colTotals = [];
+  const spentNode = h("td", { class: "mg-compare-spent" });
+  const spent = (list) => list.reduce((sum, cell) => sum + (cell.credits || 0), 0);
+
+  const rebuild = (prompts, columns) => {
+    figures.reset(new Set());
+    drawn = new Map();
+    const head = h("tr", {}, h("th", { scope: "col" }, "Prompt"),
+      ...columns.map((column) => h("th", { scope: "col", class: "mg-compare-column" },
+        h("div", {}, column.label), column.settings_text ? h("div", { class: "mg-muted" }, column.settings_text) : null)),
+      h("th", { scope: "col" }, "Row total"));
+    rowTotals = prompts.map(() => h("td", { class: "mg-muted mg-compare-rowtotal" }));
+    colTotals = columns.map(() => h("td", { class: "mg-muted mg-compare-coltotal" }));
+    const rows = prompts.map((prompt, r) => h("tr", {},
+      h("th", { scope: "row", class: "mg-compare-prompt", title: prompt }, prompt),
+      ...columns.map((_, c) => {
+        const node = h("td", { class: "mg-compare-cell" });
+        drawn.set(`${r},${c}`, { sig: "", node });
+        return node;
+      }),
+      rowTotals[r]));
+    const foot = h("tr", {}, h("th", { scope: "row" }, "Column total"), ...colTotals, spentNode);
+    table.replaceChildren(h("thead", {}, head), h("tbody", {}, ...rows), h("tfoot", {}, foot));
+  };
+
   const renderAll = () => {
     const prompts = model.get("prompts") || [];
     const columns = model.get("columns") || [];
     const cells = model.get("cells") || [];
     const chosen = model.get("chosen") || {};
-    figures.reset(new Set(cells.flatMap((cell) => (cell.items || []).map((item) => item.key))));
+    const nowShape = JSON.stringify([prompts, columns]);
+    if (nowShape !== shape) { shape = nowShape; rebuild(prompts, columns); }
     const at = (r, c) => cells[r * columns.length + c];
-    const spent = (list) => list.reduce((sum, cell) => sum + (cell.credits || 0), 0);
-    const head = h("tr", {}, h("th", { scope: "col" }, "Prompt"),
-      ...columns.map((column) => h("th", { scope: "col", class: "mg-compare-column" },
-        h("div", {}, column.label), column.settings_text ? h("div", { class: "mg-muted" }, column.settings_text) : null)),
-      h("th", { scope: "col" }, "Row total"));
-    const rows = prompts.map((prompt, r) => {
-      const rowCells = columns.map((_, c) => at(r, c));
-      return h("tr", {}, h("th", { scope: "row", class: "mg-compare-prompt", title: prompt }, prompt),
-        ...rowCells.map((cell, c) => cellNode(cell, prompt, columns[c], chosen[String(r)] === c)),
-        h("td", { class: "mg-muted mg-compare-rowtotal" }, credits(spent(rowCells))));
-    });
-    const foot = h("tr", {}, h("th", { scope: "row" }, "Column total"),
-      ...columns.map((_, c) => h("td", { class: "mg-muted mg-compare-coltotal" }, credits(spent(prompts.map((__, r) => at(r, c)))))),
-      h("td", { class: "mg-compare-spent" }, credits(spent(cells))));
-    table.replaceChildren(h("thead", {}, head), h("tbody", {}, ...rows), h("tfoot", {}, foot));
+    prompts.forEach((prompt, r) => columns.forEach((column, c) => {
+      const cell = at(r, c);
+      if (!cell) return;
+      const on = chosen[String(r)] === c;
+      const sig = JSON.stringify([cell, on]);
+      const old = drawn.get(`${r},${c}`);
+      if (old.sig === sig) return;
+      const node = cellNode(cell, prompt, column, on);
+      old.node.replaceWith(node);
+      drawn.set(`${r},${c}`, { sig, node });
+    }));
+    rowTotals.forEach((node, r) => { node.textContent = credits(spent(columns.map((_, c) => at(r, c) || {}))); });
+    colTotals.forEach((node, c) => { node.textContent = credits(spent(prompts.map((_, r) => at(r, c) || {}))); });
+    spentNode.textContent = credits(spent(cells));
 
     const phase = model.get("phase");
     const price = model.get("total");

@@ -207,3 +207,26 @@ def test_mediagen_compare_load_opens_a_saved_grid(make_client, tenant, tmp_path)
     again = mediagen.compare.load(tmp_path / "one.parquet", client).join(60)
     assert again.results["generation_id"].tolist() == grid.results["generation_id"].tolist()
     assert "<img" in again.snapshot_html()
+
+
+def test_the_wall_time_is_forecast_once_the_history_allows(make_service, tenant_factory, sandbox):
+    newcomer, veteran = tenant_factory(), tenant_factory()
+    sandbox.admin.seed_generations(
+        veteran.member_id,
+        40,
+        models=["pixel-1", "pixel-pro"],
+        completed_fraction=0.9,
+    )
+
+    async def forecast_of(tenant) -> str:
+        service = make_service(tenant)
+        grid = Compare(PROMPTS, ["pixel-1", "pixel-pro"], service=service)
+        await grid.wait()
+        await service.aclose()
+        return grid.forecast_text
+
+    seeded = ledger_kinds(sandbox, veteran)
+    new, seasoned = run(forecast_of(newcomer)), run(forecast_of(veteran))
+    assert new.startswith("6 jobs: no time forecast yet")
+    assert seasoned.startswith("6 jobs: all done in about"), seasoned
+    assert ledger_kinds(sandbox, veteran) == seeded, "pricing and forecasting spend nothing"

@@ -230,3 +230,29 @@ def test_the_wall_time_is_forecast_once_the_history_allows(make_service, tenant_
     assert new.startswith("6 jobs: no time forecast yet")
     assert seasoned.startswith("6 jobs: all done in about"), seasoned
     assert ledger_kinds(sandbox, veteran) == seeded, "pricing and forecasting spend nothing"
+
+
+def test_at_most_concurrency_jobs_are_in_flight(make_service, tenant):
+    service = make_service(tenant)
+    busy: list[int] = []
+
+    async def scenario():
+        prompts = [f"a kite, take {n} [[slow:0.2]]" for n in range(6)]
+        grid = Compare(prompts, ["pixel-1"], service=service, concurrency=2)
+        await grid.ready
+        grid.observe(
+            lambda change: busy.append(
+                sum(c["status"] in ("submitting", "pending") for c in change["new"])
+            ),
+            names="cells",
+        )
+        grid.run()
+        queued = [c["status"] for c in grid.cells]
+        await grid.wait()
+        await service.aclose()
+        return grid, queued
+
+    grid, queued = run(scenario())
+    assert queued.count("queued") == 6, "cells waiting for a slot say so"
+    assert max(busy) == 2
+    assert [c["status"] for c in grid.cells] == ["completed"] * 6

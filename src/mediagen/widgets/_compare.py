@@ -43,9 +43,11 @@ from mediagen.widgets._service import Service, field
 from mediagen.widgets._snapshot import StaticFallback, plural
 
 #: Cell states, in the order a cell goes through them.
-PRICED, SUBMITTING, PENDING, COMPLETED, FAILED, INVALID = (
-    "priced", "submitting", "pending", "completed", "failed", "invalid",
+PRICED, QUEUED, SUBMITTING, PENDING, COMPLETED, FAILED, INVALID = (
+    "priced", "queued", "submitting", "pending", "completed", "failed", "invalid",
 )  # fmt: skip
+#: A cell in one of these states is part of a run that has not ended.
+RUNNING = (QUEUED, SUBMITTING, PENDING)
 
 
 class Compare(StaticFallback, MediaSource, MediagenWidget):
@@ -190,15 +192,17 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
             return None
         self.blocked_reason = ""
         self.phase = "running"
-        self.task = _tasks.spawn(self._run_cells(self.runnable), reporter=self._failed("Run"))
+        self.task = _tasks.spawn(
+            self._run_cells(self._queue(self.runnable)), reporter=self._failed("Run")
+        )
         return self.task
 
     def retry(self, row: int, col: int) -> _tasks.Handle | None:
         """Submit a failed cell again (a new generation; a cell not failed is left alone)."""
         if self._cells[(row, col)]["status"] != FAILED:
             return None
-        self._set(row, col, status=SUBMITTING)  # before yielding: a second click finds it busy
-        self.task = _tasks.spawn(self._run_cells([(row, col)]), reporter=self._failed("Retry"))
+        queued = self._queue([(row, col)])  # before yielding: a second click finds it busy
+        self.task = _tasks.spawn(self._run_cells(queued), reporter=self._failed("Retry"))
         return self.task
 
     async def wait(self) -> Compare:
@@ -216,11 +220,16 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         future = asyncio.run_coroutine_threadsafe(self.wait(), self._loop)
         return future.result(timeout)
 
+    def _queue(self, positions: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """Mark cells as waiting for a slot (at once, so the view and a second click see it)."""
+        for position in positions:
+            self._cells[position].update(status=QUEUED, error_code=None, error_message=None)
+        self._publish()
+        return positions
+
     async def _run_cells(self, positions: list[tuple[int, int]]) -> None:
-        for row, col in positions:
-            self._set(row, col, status=SUBMITTING, error_code=None, error_message=None)
         await asyncio.gather(*(self._run_cell(*p) for p in positions))
-        if not any(c["status"] in (SUBMITTING, PENDING) for c in self._cells.values()):
+        if not any(c["status"] in RUNNING for c in self._cells.values()):
             self.phase = "done" if not self.runnable else "ready"
 
     async def _run_cell(self, row: int, col: int) -> None:
@@ -231,6 +240,7 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         body = self.plan.requests[(row, col)]
         kind = self.catalogs[body["model"]].type or "image"
         async with slots:
+            self._set(row, col, status=SUBMITTING)
             started = time.monotonic()
             try:
                 with self._budget():

@@ -3,7 +3,7 @@
 // Clicking a finished cell makes it its row's winner (grid.choices in Python).
 import { h, lazyFigures, formatNumber, errorBanner } from "./shared.js";
 
-const TONES = { completed: "ok", failed: "bad", invalid: "bad", pending: "warn", submitting: "warn" };
+const TONES = { completed: "ok", failed: "bad", invalid: "bad", pending: "warn", submitting: "warn", queued: "warn" };
 
 function credits(value) { return value == null ? "–" : `${formatNumber(value)} cr`; }
 

@@ -4,7 +4,7 @@ against the real sandbox (trait changes and view messages stand in for clicks)."
 from __future__ import annotations
 
 import pytest
-from widget_loop import run
+from widget_loop import run, until
 
 import mediagen
 from mediagen.widgets import Compare
@@ -256,3 +256,31 @@ def test_at_most_concurrency_jobs_are_in_flight(make_service, tenant):
     assert queued.count("queued") == 6, "cells waiting for a slot say so"
     assert max(busy) == 2
     assert [c["status"] for c in grid.cells] == ["completed"] * 6
+
+
+def test_a_run_saved_mid_way_is_followed_to_its_end_when_reopened_and_charged_once(
+    make_service, tenant, sandbox, tmp_path
+):
+    service = make_service(tenant)
+    path = tmp_path / "midway.parquet"
+
+    async def scenario():
+        grid = Compare(["a slow kite [[slow:1]]", "a boat"], ["pixel-1"], service=service)
+        await grid.ready
+        grid.run()
+        await until(lambda: grid.cells[0]["status"] == "pending", what="the job to be sent")
+        grid.save(path)
+        sent = grid.cells[0]["generation_id"]
+        grid.task.cancel()  # the kernel goes away; the job goes on at the service
+        reopened = Compare.load(path, service=service)
+        await reopened.wait()
+        await service.aclose()
+        return reopened, sent
+
+    reopened, sent = run(scenario())
+    assert reopened.cells[0]["status"] == "completed"
+    assert reopened.cells[0]["generation_id"] == sent, "the same job, not a new one"
+    assert reopened.cells[0]["items"]
+    assert [c["status"] for c in reopened.cells] == ["completed", "completed"]
+    assert ledger_kinds(sandbox, tenant).count("reserve") == 2, "nothing was paid twice"
+    assert len(list(service.client.generations.list())) == 2

@@ -110,6 +110,10 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
 
     async def _prepare(self, run: bool, forecast: bool) -> None:
         await self._price([p for p, c in self._cells.items() if c["estimate"] is None])
+        unfinished = [p for p, c in self._cells.items() if c["status"] in RUNNING]
+        if unfinished:  # a reopened run saved mid-way: follow its jobs (same keys, same jobs)
+            self.phase = "running"
+            self.task = _tasks.spawn(self._run_cells(unfinished), reporter=self._failed("Resume"))
         if forecast:
             self.forecast_text = await self._forecast()
         if run:
@@ -220,10 +224,20 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         future = asyncio.run_coroutine_threadsafe(self.wait(), self._loop)
         return future.result(timeout)
 
+    def _key(self, row: int, col: int) -> str:
+        """The cell's idempotency key, made once per submission and kept with the cell (and in
+        a saved run), so submitting it again after a reopen is the same job, charged once."""
+        cell = self._cells[(row, col)]
+        if not cell.get("idempotency_key"):
+            cell["idempotency_key"] = f"cmp-{uuid.uuid4()}"
+        return cell["idempotency_key"]
+
     def _queue(self, positions: list[tuple[int, int]]) -> list[tuple[int, int]]:
         """Mark cells as waiting for a slot (at once, so the view and a second click see it)."""
         for position in positions:
-            self._cells[position].update(status=QUEUED, error_code=None, error_message=None)
+            self._cells[position].update(
+                status=QUEUED, error_code=None, error_message=None, idempotency_key=None
+            )
         self._publish()
         return positions
 
@@ -244,7 +258,7 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
             started = time.monotonic()
             try:
                 with self._budget():
-                    generation = await self.service.submit(kind, body, f"cmp-{uuid.uuid4()}")
+                    generation = await self.service.submit(kind, body, self._key(row, col))
                 self.generations[(row, col)] = generation
                 self._set(row, col, status=PENDING, generation_id=field(generation, "id"))
                 generation = await self.service.wait(generation)

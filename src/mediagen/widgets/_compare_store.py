@@ -1,10 +1,12 @@
 """A comparison saved and opened again: one Parquet row per cell, media from the client's cache.
 
 A row holds the cell's prompt, its setting and exact request body (JSON), what happened (status,
-estimate, generation id, charge, latency, error), whether it is its row's winner, and where its
-media are on this machine (the client's cache, which outlives the kernel). Opening the file
-rebuilds the grid without pricing or running anything again: cells already run keep their
-results, and a column added afterwards is the only thing the next Run pays for.
+estimate, generation id, charge, latency, error, the idempotency key it was submitted with),
+whether it is its row's winner, and where its media are on this machine (the client's cache,
+which outlives the kernel). Opening the file rebuilds the grid without pricing or running
+anything again: cells already run keep their results, a job still running when the run was
+saved is followed to its end (submitted again with its key: the same job, charged once), and a
+column added afterwards is the only thing the next Run pays for.
 """
 
 from __future__ import annotations
@@ -22,7 +24,10 @@ if TYPE_CHECKING:
 #: The cell fields a file keeps as they are (the rest are JSON or derived).
 CELL_FIELDS = (
     "status", "estimate", "generation_id", "credits", "latency_s", "error_code", "error_message",
+    "idempotency_key",
 )  # fmt: skip
+#: States of a cell whose job had not ended when the run was saved.
+UNFINISHED = ("queued", "submitting", "pending")
 
 
 def save(grid: Compare, path: str | Path) -> Path:
@@ -76,6 +81,10 @@ def restore_cell(grid: Compare, saved: dict[str, Any]) -> None:
     grid.plan.requests[position] = json.loads(saved["request"])
     cell = grid._cells[position]
     cell.update({name: saved.get(name) for name in CELL_FIELDS})
+    if cell["status"] in UNFINISHED:
+        # with its key it is submitted again as the same job (not charged twice); without
+        # one nothing was sent yet
+        cell["status"] = "queued" if cell.get("idempotency_key") else "priced"
     items = []
     for described in json.loads(saved.get("media") or "[]"):
         item = _item(described)

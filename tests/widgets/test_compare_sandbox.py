@@ -284,3 +284,18 @@ def test_a_run_saved_mid_way_is_followed_to_its_end_when_reopened_and_charged_on
     assert [c["status"] for c in reopened.cells] == ["completed", "completed"]
     assert ledger_kinds(sandbox, tenant).count("reserve") == 2, "nothing was paid twice"
     assert len(list(service.client.generations.list())) == 2
+
+
+def test_the_exported_report_opens_without_the_kernel_or_the_cache(make_client, tenant, tmp_path):
+    client = make_client(tenant, cache_dir=tmp_path / "cache")
+    grid = mediagen.compare(["a kite <b>bold</b>"], ["pixel-1", "voxa-tts"], client, run=True)
+    grid.join(60).choose(0, 1)
+    report = grid.export_html(tmp_path / "report.html").read_text()
+    assert report.startswith("<!doctype html>")
+    assert '<img src="data:image/' in report
+    assert '<audio controls src="data:audio/' in report, "speech plays from the file itself"
+    assert str(tmp_path / "cache") not in report, "nothing points into the cache"
+    assert "a kite &lt;b&gt;bold&lt;/b&gt;" in report
+    assert "★ chosen" in report
+    media = sum(p.stat().st_size for p in (tmp_path / "cache").rglob("*") if p.is_file())
+    assert len(report) < 2 * media + 100_000, "no more than the media, base64-encoded"

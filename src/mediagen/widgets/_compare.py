@@ -370,6 +370,14 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         """Write the grid to a Parquet file (media stay in the client's cache); see :meth:`load`."""
         return _compare_store.save(self, path)
 
+    def export_html(self, path: str | Path) -> Path:
+        """A self-contained HTML report of the grid to share: media embedded, sizes bounded."""
+        from mediagen.widgets._compare_snapshot import report_html
+
+        path = Path(path).expanduser()
+        path.write_text(report_html(self), encoding="utf-8")
+        return path
+
     @classmethod
     def load(cls, path: str | Path, client: Any = None, **options: Any) -> Compare:
         """A saved grid, back as it was: nothing is priced or run again, winners included."""

@@ -299,3 +299,36 @@ def test_the_exported_report_opens_without_the_kernel_or_the_cache(make_client, 
     assert "★ chosen" in report
     media = sum(p.stat().st_size for p in (tmp_path / "cache").rglob("*") if p.is_file())
     assert len(report) < 2 * media + 100_000, "no more than the media, base64-encoded"
+
+
+def test_one_column_runs_again_paid_again_and_only_within_the_budget(make_service, tenant, sandbox):
+    service = make_service(tenant)
+
+    async def scenario():
+        budget = mediagen.Budget(3.5)  # the 2x2 grid (3 credits) and one pixel-pro cell more
+        grid = Compare(PROMPTS[:2], ["pixel-1", "pixel-pro"], service=service, budget=budget)
+        await grid.ready
+        grid.run()
+        await grid.wait()
+        first = [c["generation_id"] for c in grid.cells]
+        refused = grid.rerun(col=0)  # two pixel-1 cells: 2 credits, 0.5 left
+        kept = [c["generation_id"] for c in grid.cells]
+        grid.rerun(col=1)  # two pixel-pro cells: 1 credit
+        reason = grid.blocked_reason
+        await grid.wait()
+        grid.budget = mediagen.Budget(10)
+        grid.rerun(row=1)
+        await grid.wait()
+        await service.aclose()
+        return grid, first, refused, kept, reason
+
+    grid, first, refused, kept, reason = run(scenario())
+    assert refused is None
+    assert kept == first, "a refused re-run keeps the results"
+    assert "nothing was sent" in reason, "0.5 credits left cannot pay for 1"
+    ids = [c["generation_id"] for c in grid.cells]
+    assert ids[:2] == first[:2], "row 0 untouched"
+    assert ids[2] != first[2]
+    assert ids[3] != first[3]
+    assert [c["status"] for c in grid.cells] == ["completed"] * 4
+    assert ledger_kinds(sandbox, tenant).count("charge") == 6

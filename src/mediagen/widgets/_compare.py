@@ -186,20 +186,49 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         """Submit every priced cell (the Run button); refused whole if over the budget."""
         if self.phase != "ready" or not self.runnable:
             return self.task
-        cost = _sum(self._cells[p]["estimate"] for p in self.runnable) or 0.0
-        if self.budget is not None and cost > self.budget.remaining + 1e-9:
-            self.blocked_reason = (
-                f"This run costs {_html.credits_text(cost)} credits but only "
-                f"{_html.credits_text(self.budget.remaining)} of the budget are left; "
-                "nothing was sent."
-            )
+        if self._refused(self.runnable):
             return None
-        self.blocked_reason = ""
         self.phase = "running"
         self.task = _tasks.spawn(
             self._run_cells(self._queue(self.runnable)), reporter=self._failed("Run")
         )
         return self.task
+
+    def rerun(self, *, row: int | None = None, col: int | None = None) -> _tasks.Handle | None:
+        """Run one row or one column again: new generations, paid again, within the budget.
+
+        The cells keep their results when the budget refuses (nothing is reset or sent).
+        """
+        if self.phase not in ("ready", "done"):
+            return None
+        again = [
+            p
+            for p, cell in self._cells.items()
+            if (row is None or p[0] == row)
+            and (col is None or p[1] == col)
+            and cell["status"] in (COMPLETED, FAILED)
+        ]
+        if not again or self._refused([*again, *self.runnable]):
+            return None
+        for position in again:
+            self._cells[position].update(
+                status=PRICED, generation_id=None, credits=None, latency_s=None, items=[]
+            )
+        self.phase = "ready"
+        return self.run()
+
+    def _refused(self, positions: list[tuple[int, int]]) -> bool:
+        """Whether the budget cannot cover these cells (then ``blocked_reason`` says so)."""
+        self.blocked_reason = ""  # a refusal said again still reaches the view
+        cost = _sum(self._cells[p]["estimate"] for p in positions) or 0.0
+        if self.budget is None or cost <= self.budget.remaining + 1e-9:
+            return False
+        self.blocked_reason = (
+            f"This run costs {_html.credits_text(cost)} credits but only "
+            f"{_html.credits_text(self.budget.remaining)} of the budget are left; "
+            "nothing was sent."
+        )
+        return True
 
     def retry(self, row: int, col: int) -> _tasks.Handle | None:
         """Submit a failed cell again (a new generation; a cell not failed is left alone)."""

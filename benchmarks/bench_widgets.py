@@ -293,24 +293,25 @@ def main() -> None:
                     changes["base"],
                 )
 
-                gallery = ([], [])
-                time_cell(3, GALLERY_READY)
-                time_cell(4, BASELINE_GALLERY_READY)
-                for _ in range(max(3, args.repeats // 2)):
-                    gallery[0].append(time_cell(3, GALLERY_READY))
-                    gallery[1].append(time_cell(4, BASELINE_GALLERY_READY))
-                results["gallery render, 200 outputs"] = gallery
+                def side_by_side(ours: tuple[int, str], theirs: tuple[int, str]) -> tuple:
+                    """A warm-up of each, then alternating runs of both cells."""
+                    time_cell(*ours)
+                    time_cell(*theirs)
+                    timed: tuple[list[float], list[float]] = ([], [])
+                    for _ in range(max(3, args.repeats // 2)):
+                        timed[0].append(time_cell(*ours))
+                        timed[1].append(time_cell(*theirs))
+                    return timed
 
+                results["gallery render, 200 outputs"] = side_by_side(
+                    (3, GALLERY_READY), (4, BASELINE_GALLERY_READY)
+                )
                 # the comparison grid: 10 prompts x 5 models, run once, shown again each time
                 notebook.run_cell(6)
                 notebook.wait_cell_done(6, timeout=300_000)
-                grid = ([], [])
-                time_cell(7, GRID_READY)
-                time_cell(8, BASELINE_GRID_READY)
-                for _ in range(max(3, args.repeats // 2)):
-                    grid[0].append(time_cell(7, GRID_READY))
-                    grid[1].append(time_cell(8, BASELINE_GRID_READY))
-                results["comparison grid 10x5, until interactive"] = grid
+                results["comparison grid 10x5, until interactive"] = side_by_side(
+                    (7, GRID_READY), (8, BASELINE_GRID_READY)
+                )
                 loaded = [page.evaluate(LOADED_MEDIA, [notebook.name, i]) for i in (7, 8)]
                 with contextlib.suppress(Exception):
                     lab.close_all()

@@ -332,3 +332,26 @@ def test_one_column_runs_again_paid_again_and_only_within_the_budget(make_servic
     assert ids[3] != first[3]
     assert [c["status"] for c in grid.cells] == ["completed"] * 4
     assert ledger_kinds(sandbox, tenant).count("charge") == 6
+
+
+def test_a_setting_the_model_refuses_shows_why_and_is_never_sent(make_service, tenant, sandbox):
+    service = make_service(tenant)
+
+    async def scenario():
+        grid = Compare(
+            PROMPTS[:2], ["pixel-1", {"model": "pixel-pro", "quality": "ultra"}], service=service
+        )
+        await grid.ready
+        total = grid.total
+        grid.run()
+        await grid.wait()
+        await service.aclose()
+        return grid, total
+
+    grid, total = run(scenario())
+    refused = grid.results[grid.results["model"] == "pixel-pro"]
+    assert list(refused["status"]) == ["invalid", "invalid"]
+    assert list(refused["error"]) == ["validation_error"] * 2
+    assert all("quality" in message for message in refused["error_message"])
+    assert total == pytest.approx(2.0), "the total prices what can run"
+    assert ledger_kinds(sandbox, tenant).count("reserve") == 2, "only pixel-1 was sent"

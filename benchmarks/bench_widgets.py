@@ -12,7 +12,11 @@ the medians are printed with their ratio to a plain-ipywidgets baseline measured
   duration shows), against a Dropdown whose observer calls ``estimate_request`` synchronously
   and writes an HTML widget. The studio is measured at its default debounce (0.3 s) and at 0;
 - gallery render for 200 image outputs (200 cards in the DOM and the first image decoded),
-  against a GridBox of 200 ``ipywidgets.Image`` (bytes in widget state) with captions.
+  against a GridBox of 200 ``ipywidgets.Image`` (bytes in widget state) with captions;
+- a comparison grid of 10 prompts x 5 models (run once, then displayed again: 50 completed
+  cells and the first image decoded), against a GridBox of the same 50 results as
+  ``ipywidgets.Image`` / ``ipywidgets.Audio`` with their charge and latency; and how many media
+  hold their bytes at that point (the grid loads a cell's media when it scrolls into view).
 
     python benchmarks/bench_widgets.py               # about a minute on 2 cores
     python benchmarks/bench_widgets.py --repeats 9
@@ -94,6 +98,23 @@ def make_gallery(n=200):
         gallery.add(generation(i), [PATHS[i]])
     return gallery
 
+GRID_MODELS = ["pixel-1", "pixel-pro", "lumen-4k", "voxa-tts", "tunesmith"]
+
+def make_baseline_grid(grid):
+    cards = []
+    for (r, c), cell in sorted(grid._cells.items()):
+        item = grid._media_items[cell["items"][0]["key"]]
+        with open(item.path, "rb") as f:
+            data = f.read()
+        if item.kind == "image":
+            media = w.Image(value=data, format=item.content_type.split("/")[1], width=170)
+        else:
+            media = w.Audio(value=data, format=item.content_type.split("/")[1], autoplay=False)
+        cards.append(w.VBox([media, w.HTML(f"{{cell['credits']}} cr · {{cell['latency_s']}} s")]))
+    box = w.GridBox(cards, layout=w.Layout(grid_template_columns="repeat(5, 180px)"))
+    box.add_class("bl-grid")
+    return box
+
 def make_baseline_gallery(n=200):
     cards = []
     for i in range(n):
@@ -111,6 +132,10 @@ CELLS = [
     "make_gallery(200)",
     "make_baseline_gallery(200)",
     "make_studio(debounce=0)",
+    "GRID = mediagen.compare([f'benchmark prompt {i}' for i in range(10)], GRID_MODELS, client,"
+    " run=True, concurrency=8)\n_ = await GRID.wait()",
+    "GRID",
+    "make_baseline_grid(GRID)",
 ]
 
 # JS predicates over a cell's node (only nodes that appeared after the run started count)
@@ -128,10 +153,25 @@ BASELINE_GALLERY_READY = """const g = cell.querySelector('.bl-gallery:not([data-
     const imgs = g.querySelectorAll('img');
     return imgs.length === 200 && imgs[0].complete && imgs[0].naturalWidth > 0;"""
 
+GRID_READY = """const g = cell.querySelector('.mg-compare:not([data-old])');
+    const done = g && g.querySelectorAll('.mg-compare-cell[data-status=completed]').length;
+    if (done !== 50) return false;
+    const img = g.querySelector('img');
+    return img && img.complete && img.naturalWidth > 0;"""
+BASELINE_GRID_READY = """const g = cell.querySelector('.bl-grid:not([data-old])');
+    if (!g || g.querySelectorAll('img, audio').length !== 50) return false;
+    const img = g.querySelector('img');
+    return img && img.complete && img.naturalWidth > 0;"""
+#: media elements holding their bytes once the view is ready (the rest load when scrolled to)
+LOADED_MEDIA = """([path, index]) => findPanel(path).content.widgets[index].node
+    .querySelectorAll('.mg-compare:not([data-old]) :is(img, audio, video)[src],'
+        + ' .bl-grid:not([data-old]) :is(img, audio, video)[src]').length"""
+
 TIME_CELL = """async ([path, index, predicate]) => {
     const panel = findPanel(path);
     const cell = panel.content.widgets[index].node;
-    cell.querySelectorAll('.mg-picker, .mg-estimate, .mg-gallery, .bl-ui, .bl-gallery')
+    cell.querySelectorAll('.mg-picker, .mg-estimate, .mg-gallery, .bl-ui, .bl-gallery,'
+        + ' .mg-compare, .bl-grid')
         .forEach((n) => { n.dataset.old = '1'; });
     const ready = new Function('cell', predicate);
     const start = performance.now();
@@ -182,6 +222,7 @@ def main() -> None:
     if not CHROMIUM.exists():
         sys.exit(f"needs Chromium at {CHROMIUM}: apt-get install chromium")
     results: dict[str, tuple[list[float], list[float]]] = {}
+    loaded = [0, 0]
     with (
         running_sandbox(speed=0.0) as sandbox,
         tempfile.TemporaryDirectory() as tmp,
@@ -252,13 +293,26 @@ def main() -> None:
                     changes["base"],
                 )
 
-                gallery = ([], [])
-                time_cell(3, GALLERY_READY)
-                time_cell(4, BASELINE_GALLERY_READY)
-                for _ in range(max(3, args.repeats // 2)):
-                    gallery[0].append(time_cell(3, GALLERY_READY))
-                    gallery[1].append(time_cell(4, BASELINE_GALLERY_READY))
-                results["gallery render, 200 outputs"] = gallery
+                def side_by_side(ours: tuple[int, str], theirs: tuple[int, str]) -> tuple:
+                    """A warm-up of each, then alternating runs of both cells."""
+                    time_cell(*ours)
+                    time_cell(*theirs)
+                    timed: tuple[list[float], list[float]] = ([], [])
+                    for _ in range(max(3, args.repeats // 2)):
+                        timed[0].append(time_cell(*ours))
+                        timed[1].append(time_cell(*theirs))
+                    return timed
+
+                results["gallery render, 200 outputs"] = side_by_side(
+                    (3, GALLERY_READY), (4, BASELINE_GALLERY_READY)
+                )
+                # the comparison grid: 10 prompts x 5 models, run once, shown again each time
+                notebook.run_cell(6)
+                notebook.wait_cell_done(6, timeout=300_000)
+                results["comparison grid 10x5, until interactive"] = side_by_side(
+                    (7, GRID_READY), (8, BASELINE_GRID_READY)
+                )
+                loaded = [page.evaluate(LOADED_MEDIA, [notebook.name, i]) for i in (7, 8)]
                 with contextlib.suppress(Exception):
                     lab.close_all()
                 browser.close()
@@ -271,6 +325,10 @@ def main() -> None:
         a, b = median_ms(ours), median_ms(baseline)
         print(f"{name:44} {a:10.1f} {b:11.1f} {a / b:7.2f}")
     print(f"({args.repeats} repeats; ratio = mediagen / plain ipywidgets baseline, same run)")
+    print(
+        f"comparison grid 10x5: {loaded[0]} of 50 media hold their bytes when interactive"
+        f" (the rest load when scrolled to); the GridBox baseline holds {loaded[1]}"
+    )
 
 
 if __name__ == "__main__":

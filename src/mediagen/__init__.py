@@ -15,7 +15,7 @@ from mediagen.client import __all__ as _client_all
 globals().update({name: getattr(_client, name) for name in _client_all if name != "AsyncClient"})
 
 
-__all__ = [*_client_all, "__version__", "spend_dashboard", "studio"]
+__all__ = [*_client_all, "__version__", "compare", "spend_dashboard", "studio"]
 
 
 def studio(client=None, **options):
@@ -23,6 +23,24 @@ def studio(client=None, **options):
     from mediagen.widgets import studio as _studio
 
     return _studio(client, **options)
+
+
+def compare(prompts, settings, client=None, **options):
+    """A prompt x model-setting grid, priced before anything runs
+    (``mediagen.widgets.Compare``: ``run=``, ``budget=``, ``concurrency=``)."""
+    from mediagen.widgets import compare as _compare
+
+    return _compare(prompts, settings, client, **options)
+
+
+def _load_compare(path, client=None, **options):
+    """A grid saved with ``grid.save(path)``, back without pricing or running anything again."""
+    from mediagen.widgets import Compare
+
+    return Compare.load(path, client, **options)
+
+
+compare.load = _load_compare
 
 
 def spend_dashboard(client=None, **options):

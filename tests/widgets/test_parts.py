@@ -214,3 +214,33 @@ def test_html_video_from_local_copy(tmp_path):
 def test_media_items_never_expose_paths(tmp_path):
     item = make_item(make_png(tmp_path / "p.png"))
     assert str(tmp_path) not in str(item.describe())
+
+
+def test_a_task_spawned_by_a_click_on_another_loop_can_be_awaited_from_a_cell():
+    """ipykernel 7 can handle a comm message on another loop than a cell's ``await``."""
+    import threading
+
+    clicks = asyncio.new_event_loop()
+    threading.Thread(target=clicks.run_forever, daemon=True).start()
+
+    async def click():
+        return _tasks.spawn(asyncio.sleep(0.05, result="done"))
+
+    async def failing_click():
+        async def fail():
+            raise ValueError("refused")
+
+        return _tasks.spawn(fail())
+
+    handle = asyncio.run_coroutine_threadsafe(click(), clicks).result(10)
+    failing = asyncio.run_coroutine_threadsafe(failing_click(), clicks).result(10)
+
+    async def cell():
+        with pytest.raises(ValueError, match="refused"):
+            await failing
+        return await handle
+
+    try:
+        assert asyncio.run(cell()) == "done"
+    finally:
+        clicks.call_soon_threadsafe(clicks.stop)

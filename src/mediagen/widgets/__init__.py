@@ -10,12 +10,14 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
+    "Compare": "mediagen.widgets._compare",
     "CreditMeter": "mediagen.widgets.credits",
     "Gallery": "mediagen.widgets.gallery",
     "JobCard": "mediagen.widgets.job",
     "LiveEstimate": "mediagen.widgets.estimate",
     "MediaPlayer": "mediagen.widgets.player",
     "ModelPicker": "mediagen.widgets.picker",
+    "compare": "mediagen.widgets._compare",
     "RequestForm": "mediagen.widgets.form",
     "Service": "mediagen.widgets._service",
     "SpendDashboard": "mediagen.widgets.spend_dashboard",

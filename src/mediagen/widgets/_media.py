@@ -69,6 +69,16 @@ class MediaItem:
             "duration_seconds": self.duration_seconds,
         }
 
+    def as_output(self) -> dict[str, Any]:
+        """The facts of a generation output, for the HTML snapshots (``_html.thumbnail_html``)."""
+        return {
+            "local_path": str(self.path),
+            "content_type": self.content_type,
+            "width": self.width,
+            "height": self.height,
+            "duration_seconds": self.duration_seconds,
+        }
+
 
 def media_key(path: Path) -> str:
     """A stable opaque key for a file: the browser never sees the path itself."""

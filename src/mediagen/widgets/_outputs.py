@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mediagen.widgets._media import MediaItem, make_item
+from mediagen.widgets._service import field
 
 
 def local_copy(output: Any) -> Path:
@@ -24,6 +25,18 @@ def local_copy(output: Any) -> Path:
     if callable(fetch):
         return Path(fetch())
     raise LookupError("This output has no local copy and cannot be downloaded here.")
+
+
+def item_at(path: str | Path, output: Any, label: str) -> MediaItem:
+    """A playable item for ``output`` whose local copy is ``path`` (already fetched)."""
+    return make_item(
+        path,
+        field(output, "content_type"),
+        label=label,
+        width=field(output, "width"),
+        height=field(output, "height"),
+        duration_seconds=field(output, "duration_seconds"),
+    )
 
 
 def output_item(output: Any, *, label: str = "") -> MediaItem:

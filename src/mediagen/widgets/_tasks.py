@@ -67,7 +67,33 @@ class Handle:
     def __await__(self):  # type: ignore[no-untyped-def]
         if isinstance(self._future, concurrent.futures.Future):
             return asyncio.wrap_future(self._future).__await__()
+        try:
+            here = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        if here is not None and self._future.get_loop() is not here:
+            return asyncio.wrap_future(_bridge(self._future)).__await__()
         return self._future.__await__()
+
+
+def _bridge(future: asyncio.Future[Any]) -> concurrent.futures.Future[Any]:
+    """``future``'s outcome, awaitable from another loop.
+
+    ipykernel 7 may handle a widget's comm message on another loop than the one running the
+    cell's top-level ``await``; a task spawned by a click is then awaited across loops.
+    """
+    bridge: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+    def copy(done: asyncio.Future[Any]) -> None:
+        if done.cancelled():
+            bridge.cancel()
+        elif done.exception() is not None:
+            bridge.set_exception(done.exception())  # type: ignore[arg-type]
+        else:
+            bridge.set_result(done.result())
+
+    future.get_loop().call_soon_threadsafe(future.add_done_callback, copy)
+    return bridge
 
 
 async def _guarded(coro: Awaitable[T], reporter: Reporter | None) -> T | None:

@@ -19,7 +19,8 @@ import traitlets
 from mediagen import _html
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
-from mediagen.widgets._media import MediaSource, make_item
+from mediagen.widgets._media import MediaSource
+from mediagen.widgets._outputs import item_at
 from mediagen.widgets._service import Service, field
 from mediagen.widgets._snapshot import StaticFallback, generations_html, plural, price_settings
 from mediagen.widgets.job import generation_summary
@@ -86,14 +87,7 @@ class Gallery(StaticFallback, MediaSource, MediagenWidget):
         outputs = list(field(generation, "outputs") or [])
         items = []
         for index, (output, path) in enumerate(zip(outputs, paths, strict=False)):
-            item = make_item(
-                path,
-                field(output, "content_type"),
-                label=f"{summary['model']} #{index + 1}",
-                width=field(output, "width"),
-                height=field(output, "height"),
-                duration_seconds=field(output, "duration_seconds"),
-            )
+            item = item_at(path, output, f"{summary['model']} #{index + 1}")
             self.register_media(item)
             items.append(item.describe())
         summary["items"] = items

@@ -21,7 +21,8 @@ import traitlets
 from mediagen import _html
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
-from mediagen.widgets._media import MediaItem, MediaSource, make_item
+from mediagen.widgets._media import MediaItem, MediaSource
+from mediagen.widgets._outputs import item_at
 from mediagen.widgets._service import Service, field
 from mediagen.widgets._snapshot import StaticFallback, generations_html, price_settings
 
@@ -135,14 +136,7 @@ class JobCard(StaticFallback, MediaSource, MediagenWidget):
         self.outputs = list(field(generation, "outputs") or [])
         for index, output in enumerate(self.outputs):
             path = await self.service.local_copy(output)
-            item = make_item(
-                path,
-                field(output, "content_type"),
-                label=f"{self.generation.get('model')} #{index + 1}",
-                width=field(output, "width"),
-                height=field(output, "height"),
-                duration_seconds=field(output, "duration_seconds"),
-            )
+            item = item_at(path, output, f"{self.generation.get('model')} #{index + 1}")
             self.register_media(item)
             items.append(item)
         self.items = [

@@ -58,12 +58,5 @@ class MediaPlayer(StaticFallback, MediaSource, MediagenWidget):
         item = self._media_items.get(key) if key else None
         if item is None:
             return f"<div>{_html.escape(self.snapshot_text())}</div>"
-        output = {
-            "local_path": str(item.path),
-            "content_type": item.content_type,
-            "width": item.width,
-            "height": item.height,
-            "duration_seconds": item.duration_seconds,
-        }
-        thumbnail = _html.thumbnail_html(output, thumbnail_px=SNAPSHOT_THUMBNAIL_PX)
+        thumbnail = _html.thumbnail_html(item.as_output(), thumbnail_px=SNAPSHOT_THUMBNAIL_PX)
         return f'<div style="max-width:{SNAPSHOT_THUMBNAIL_PX}px">{thumbnail}</div>'

@@ -1,7 +1,7 @@
 // Gallery: one widget, many generations; media fetched only when a card scrolls into view.
 // Images open enlarged in a dialog; audio gets full-width controls; a card can be selected
 // (gallery.selected in Python).
-import { h, mediaFigure, formatNumber } from "./shared.js";
+import { h, lazyFigures, formatNumber } from "./shared.js";
 
 function lightbox() {
   const image = h("img", { class: "mg-lightbox-image", alt: "" });
@@ -53,35 +53,17 @@ function render({ model, el, experimental }) {
     button.addEventListener("click", () => box.open(url, item.label || "image"));
   };
 
-  // media key -> figure: a figure outlives re-renders (history arriving, a filter, a selection)
-  // while its item is still shown, so its media are fetched once and never revoked mid-load.
-  const loaded = new Map();
+  // a figure outlives re-renders (history arriving, a filter, a selection) while its item is
+  // still shown, so its media are fetched once and never revoked mid-load.
   const place = (slot, figure) => {
     slot.classList.remove("mg-placeholder");
     slot.replaceChildren(figure.node);
   };
-  const observer = new IntersectionObserver((records) => {
-    for (const record of records) {
-      if (!record.isIntersecting) continue;
-      const slot = record.target;
-      observer.unobserve(slot);
-      const item = JSON.parse(slot.dataset.item);
-      let figure = loaded.get(item.key);
-      if (!figure) {
-        figure = mediaFigure(experimental, item, { caption: false, onReady: enlargeable(item) });
-        loaded.set(item.key, figure);
-      }
-      place(slot, figure);
-    }
-  }, { rootMargin: "200px" });
+  const figures = lazyFigures(experimental, { place, options: (item) => ({ caption: false, onReady: enlargeable(item) }) });
 
   const renderEntries = () => {
-    observer.disconnect();
     const entries = model.get("entries") || [];
-    const shown = new Set(entries.flatMap((entry) => entry.items.map((item) => item.key)));
-    for (const [key, figure] of loaded) {
-      if (!shown.has(key)) { figure.dispose(); loaded.delete(key); }
-    }
+    figures.reset(new Set(entries.flatMap((entry) => entry.items.map((item) => item.key))));
     const selected = model.get("selected_id");
     count.textContent = `${entries.length} of ${model.get("total")}`;
     const cards = [];
@@ -91,8 +73,7 @@ function render({ model, el, experimental }) {
         const slot = h("div", { class: "mg-placeholder mg-gallery-slot", dataset: { item: JSON.stringify(item), kind: item.kind } },
           `${item.kind}${item.width ? ` ${item.width}×${item.height}` : ""}`);
         if (item.width && item.height && item.kind !== "audio") slot.style.aspectRatio = `${item.width} / ${item.height}`;
-        const figure = loaded.get(item.key);
-        if (figure) place(slot, figure); else observer.observe(slot);
+        figures.show(slot, item);
         return slot;
       });
       const on = entry.id === selected;
@@ -117,9 +98,8 @@ function render({ model, el, experimental }) {
   model.on("change:error", renderError);
   return () => {
     clearTimeout(timer);
-    observer.disconnect();
+    figures.dispose();
     if (box.node.open) box.node.close();
-    for (const figure of loaded.values()) figure.dispose();
     model.off("change:entries change:total change:selected_id", renderEntries);
     model.off("change:error", renderError);
   };

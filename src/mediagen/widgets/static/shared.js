@@ -122,3 +122,47 @@ export function errorBanner(model) {
   model.on("change:error", update);
   return { node, dispose: () => model.off("change:error", update) };
 }
+
+/**
+ * Media figures fetched only when their slot scrolls into view, and kept across re-renders while
+ * their item is still shown (fetched once, never revoked mid-load). A slot carries its item as
+ * JSON in `data-item`; `place(slot, figure)` puts a figure into it; `options(item)` are the
+ * mediaFigure options.
+ */
+export function lazyFigures(experimental, { place, options = () => ({}) }) {
+  const loaded = new Map();
+  const figureFor = (item) => {
+    let figure = loaded.get(item.key);
+    if (!figure) {
+      figure = mediaFigure(experimental, item, options(item));
+      loaded.set(item.key, figure);
+    }
+    return figure;
+  };
+  const observer = new IntersectionObserver((records) => {
+    for (const record of records) {
+      if (!record.isIntersecting) continue;
+      observer.unobserve(record.target);
+      place(record.target, figureFor(JSON.parse(record.target.dataset.item)));
+    }
+  }, { rootMargin: "200px" });
+  return {
+    /** Before a re-render: stop watching old slots, drop the figures of items no longer shown. */
+    reset(shownKeys) {
+      observer.disconnect();
+      for (const [key, figure] of loaded) {
+        if (!shownKeys.has(key)) { figure.dispose(); loaded.delete(key); }
+      }
+    },
+    /** Fill `slot` now if its item is loaded, else once it scrolls into view. */
+    show(slot, item) {
+      const figure = loaded.get(item.key);
+      if (figure) place(slot, figure); else observer.observe(slot);
+    },
+    dispose() {
+      observer.disconnect();
+      for (const figure of loaded.values()) figure.dispose();
+      loaded.clear();
+    },
+  };
+}

@@ -1,0 +1,473 @@
+"""``compare(prompts, settings)``: a prompt x model grid, priced before it runs.
+
+Rows are prompts, columns are model settings, each cell one generation. On creation the grid
+asks the service for the estimate of each distinct request and sums them (the exact total), and
+forecasts the wall time from the user's own history where there is enough of it. Nothing is
+sent until :meth:`Compare.run` (the Run button, or ``run=True``), and then only within
+``budget`` (a :class:`mediagen.Budget` or a number of credits): a run the budget cannot cover is
+refused whole, and each submit still reserves its price against it.
+
+Running, cells fill in as their jobs end (media fetched lazily by the view, from the client's
+cache, as in the gallery), with the charge and the latency; a failed cell shows its error code
+and a Retry that submits that cell again, once per click. At most ``concurrency`` jobs are in
+flight; the client's own retry waits out a 429. All of it runs as tasks on the kernel's loop, so
+the notebook stays usable.
+
+Results come back into Python without a front end: :attr:`Compare.results` is a DataFrame of
+every cell, :attr:`Compare.choices` the winner the user picked for each row (one per row).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import traitlets
+
+from mediagen import _html
+from mediagen.catalog import Catalog
+from mediagen.client import Budget
+from mediagen.client import budget as budget_scope
+from mediagen.widgets import _compare_store, _tasks
+from mediagen.widgets._base import MediagenWidget, _describe
+from mediagen.widgets._compare_plan import Plan, cell_request, columns_of, plan, request_key
+from mediagen.widgets._media import MediaSource
+from mediagen.widgets._outputs import item_at
+from mediagen.widgets._service import Service, field
+from mediagen.widgets._snapshot import StaticFallback, plural
+
+#: Cell states, in the order a cell goes through them.
+PRICED, QUEUED, SUBMITTING, PENDING, COMPLETED, FAILED, INVALID = (
+    "priced", "queued", "submitting", "pending", "completed", "failed", "invalid",
+)  # fmt: skip
+#: A cell in one of these states is part of a run that has not ended.
+RUNNING = (QUEUED, SUBMITTING, PENDING)
+
+
+class Compare(StaticFallback, MediaSource, MediagenWidget):
+    _module = "compare.js"
+    _stylesheets = ("compare.css",)
+
+    prompts = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    columns = traitlets.List(traitlets.Dict()).tag(sync=True)
+    #: one dict per cell, row-major: status, estimate, credits, latency, error, media items
+    cells = traitlets.List(traitlets.Dict()).tag(sync=True)
+    #: estimating | ready | running | done
+    phase = traitlets.Unicode("estimating").tag(sync=True)
+    #: the exact price of every runnable cell (None until every estimate is in)
+    total = traitlets.Float(None, allow_none=True).tag(sync=True)
+    forecast_text = traitlets.Unicode("").tag(sync=True)
+    #: why Run is refused (over budget...), shown next to the button
+    blocked_reason = traitlets.Unicode("").tag(sync=True)
+    #: the winner of each row: {"<row>": <column>}
+    chosen = traitlets.Dict().tag(sync=True)
+
+    def __init__(
+        self,
+        rows: Any,
+        settings: Any,
+        *,
+        client: Any = None,
+        service: Service | None = None,
+        run: bool = False,
+        budget: Budget | float | None = None,
+        concurrency: int = 4,
+        forecast: bool = True,
+        restore: list[dict[str, Any]] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.service = service or Service(client)
+        self.budget = budget if isinstance(budget, Budget) or budget is None else Budget(budget)
+        self.concurrency = concurrency
+        self.catalogs = _catalogs(self.service)
+        self.plan: Plan = plan(rows, settings, self.catalogs)
+        self.generations: dict[tuple[int, int], Any] = {}
+        self._cells: dict[tuple[int, int], dict[str, Any]] = {
+            position: {"row": position[0], "col": position[1], "status": PRICED, "estimate": None}
+            for position in self.plan.requests
+        }
+        for saved in restore or []:
+            _compare_store.restore_cell(self, saved)
+        self._slots: dict[int, asyncio.Semaphore] = {}
+        self.prompts = list(self.plan.prompts)
+        self.columns = [column.describe() for column in self.plan.columns]
+        self._publish()
+        self.on_msg(self._on_view_message)
+        self.task: _tasks.Handle | None = None
+        self._loop = _tasks.current_loop()
+        self.ready = _tasks.spawn(self._prepare(run, forecast), reporter=self._failed("Pricing"))
+
+    # -- before running: prices and the forecast -------------------------------------------
+
+    async def _prepare(self, run: bool, forecast: bool) -> None:
+        await self._price([p for p, c in self._cells.items() if c["estimate"] is None])
+        unfinished = [p for p, c in self._cells.items() if c["status"] in RUNNING]
+        if unfinished:  # a reopened run saved mid-way: follow its jobs (same keys, same jobs)
+            self.phase = "running"
+            self.task = _tasks.spawn(self._run_cells(unfinished), reporter=self._failed("Resume"))
+        if forecast:
+            self.forecast_text = await self._forecast()
+        if run:
+            self.run()
+
+    async def _price(self, positions: list[tuple[int, int]]) -> None:
+        """Ask the service's price of each distinct request among ``positions`` once."""
+        self.phase = "estimating"
+        distinct = {request_key(self.plan.requests[p]): self.plan.requests[p] for p in positions}
+        slots = asyncio.Semaphore(self.concurrency)
+
+        async def quote(body: dict[str, Any]) -> dict[str, Any] | BaseException:
+            async with slots:
+                try:
+                    return await self.service.estimate(body)
+                except Exception as exc:
+                    return exc
+
+        keys = list(distinct)
+        quotes = await asyncio.gather(*(quote(distinct[k]) for k in keys))
+        answers = dict(zip(keys, quotes, strict=True))
+        for position in positions:
+            answer = answers[request_key(self.plan.requests[position])]
+            if isinstance(answer, BaseException):
+                self._cells[position].update(status=INVALID, **_error_of(answer))
+            else:
+                self._cells[position]["estimate"] = answer.get("credits_after_discount")
+        self.total = _sum(c["estimate"] for c in self._cells.values() if c["status"] != INVALID)
+        self.phase = "ready" if self.runnable else "done"
+        self._publish()
+
+    def add_column(self, setting: Any) -> _tasks.Handle:
+        """A new setting for every row, priced; the next Run pays for its cells only."""
+        column = columns_of([*(c.fields for c in self.plan.columns), setting])[-1]
+        if column.model not in self.catalogs:
+            raise ValueError(f"unknown model {column.model!r}")
+        col = len(self.plan.columns)
+        self.plan.columns.append(column)
+        for row, prompt in enumerate(self.plan.prompts):
+            body = cell_request(self.catalogs[column.model], column, prompt)
+            self.plan.requests[(row, col)] = body
+            self._cells[(row, col)] = {"row": row, "col": col, "status": PRICED, "estimate": None}
+        self.columns = [c.describe() for c in self.plan.columns]
+        new = [(row, col) for row in range(len(self.plan.prompts))]
+        self.ready = _tasks.spawn(self._price(new), reporter=self._failed("Pricing"))
+        return self.ready
+
+    async def _forecast(self) -> str:
+        """The history-based wall time; the grid works without it (a new user has no history)."""
+        client = self.service.client
+        if client is None:
+            return ""
+        from mediagen.history import forecast
+
+        requests = [self.plan.requests[p] for p in self.runnable]
+        try:
+            found = await asyncio.to_thread(forecast, requests, client)
+        except Exception as exc:  # a forecast is advice: say why there is none, never fail
+            return f"No time forecast ({_describe(exc)})"
+        return found.summary()
+
+    # -- running ---------------------------------------------------------------------------
+
+    @property
+    def runnable(self) -> list[tuple[int, int]]:
+        """Cells a Run would submit now (priced ones not yet run, and failed ones)."""
+        return [p for p, c in self._cells.items() if c["status"] == PRICED]
+
+    def run(self) -> _tasks.Handle | None:
+        """Submit every priced cell (the Run button); refused whole if over the budget."""
+        if self.phase != "ready" or not self.runnable:
+            return self.task
+        if self._refused(self.runnable):
+            return None
+        self.phase = "running"
+        self.task = _tasks.spawn(
+            self._run_cells(self._queue(self.runnable)), reporter=self._failed("Run")
+        )
+        return self.task
+
+    def rerun(self, *, row: int | None = None, col: int | None = None) -> _tasks.Handle | None:
+        """Run one row or one column again: new generations, paid again, within the budget.
+
+        The cells keep their results when the budget refuses (nothing is reset or sent).
+        """
+        if self.phase not in ("ready", "done"):
+            return None
+        again = [
+            p
+            for p, cell in self._cells.items()
+            if (row is None or p[0] == row)
+            and (col is None or p[1] == col)
+            and cell["status"] in (COMPLETED, FAILED)
+        ]
+        if not again or self._refused([*again, *self.runnable]):
+            return None
+        for position in again:
+            self._cells[position].update(
+                status=PRICED, generation_id=None, credits=None, latency_s=None, items=[]
+            )
+        self.phase = "ready"
+        return self.run()
+
+    def _refused(self, positions: list[tuple[int, int]]) -> bool:
+        """Whether the budget cannot cover these cells (then ``blocked_reason`` says so)."""
+        self.blocked_reason = ""  # a refusal said again still reaches the view
+        cost = _sum(self._cells[p]["estimate"] for p in positions) or 0.0
+        if self.budget is None or cost <= self.budget.remaining + 1e-9:
+            return False
+        self.blocked_reason = (
+            f"This run costs {_html.credits_text(cost)} credits but only "
+            f"{_html.credits_text(self.budget.remaining)} of the budget are left; "
+            "nothing was sent."
+        )
+        return True
+
+    def retry(self, row: int, col: int) -> _tasks.Handle | None:
+        """Submit a failed cell again (a new generation; a cell not failed is left alone)."""
+        if self._cells[(row, col)]["status"] != FAILED:
+            return None
+        queued = self._queue([(row, col)])  # before yielding: a second click finds it busy
+        self.task = _tasks.spawn(self._run_cells(queued), reporter=self._failed("Retry"))
+        return self.task
+
+    async def wait(self) -> Compare:
+        """Await the pricing and, if a run started, its end (``await grid.wait()``)."""
+        await self.ready
+        while self.task is not None and not self.task.done():
+            await self.task
+        return self
+
+    def join(self, timeout: float | None = None) -> Compare:
+        """:meth:`wait` from a script (no running loop): block until priced and run."""
+        with contextlib.suppress(RuntimeError):
+            if asyncio.get_running_loop() is self._loop:
+                raise TypeError("in a notebook, use `await grid.wait()` (this would block it)")
+        future = asyncio.run_coroutine_threadsafe(self.wait(), self._loop)
+        return future.result(timeout)
+
+    def _key(self, row: int, col: int) -> str:
+        """The cell's idempotency key, made once per submission and kept with the cell (and in
+        a saved run), so submitting it again after a reopen is the same job, charged once."""
+        cell = self._cells[(row, col)]
+        if not cell.get("idempotency_key"):
+            cell["idempotency_key"] = f"cmp-{uuid.uuid4()}"
+        return cell["idempotency_key"]
+
+    def _queue(self, positions: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """Mark cells as waiting for a slot (at once, so the view and a second click see it)."""
+        for position in positions:
+            self._cells[position].update(
+                status=QUEUED, error_code=None, error_message=None, idempotency_key=None
+            )
+        self._publish()
+        return positions
+
+    async def _run_cells(self, positions: list[tuple[int, int]]) -> None:
+        await asyncio.gather(*(self._run_cell(*p) for p in positions))
+        if not any(c["status"] in RUNNING for c in self._cells.values()):
+            self.phase = "done" if not self.runnable else "ready"
+
+    async def _run_cell(self, row: int, col: int) -> None:
+        # a semaphore belongs to one loop; a click and a cell may run on different ones
+        slots = self._slots.setdefault(
+            id(asyncio.get_running_loop()), asyncio.Semaphore(self.concurrency)
+        )
+        body = self.plan.requests[(row, col)]
+        kind = self.catalogs[body["model"]].type or "image"
+        async with slots:
+            self._set(row, col, status=SUBMITTING)
+            started = time.monotonic()
+            try:
+                with self._budget():
+                    generation = await self.service.submit(kind, body, self._key(row, col))
+                self.generations[(row, col)] = generation
+                self._set(row, col, status=PENDING, generation_id=field(generation, "id"))
+                generation = await self.service.wait(generation)
+                self.generations[(row, col)] = generation
+                items = await self._items(generation)
+            except Exception as exc:
+                self._set(row, col, status=FAILED, items=[], **_error_of(exc))
+                return
+        error = field(generation, "error")
+        self._set(
+            row,
+            col,
+            status=field(generation, "status"),
+            generation_id=field(generation, "id"),
+            credits=field(generation, "credits_charged"),
+            latency_s=_latency(generation, time.monotonic() - started),
+            error_code=field(error, "code"),
+            error_message=field(error, "message"),
+            items=items,
+        )
+
+    async def _items(self, generation: Any) -> list[dict[str, Any]]:
+        if field(generation, "status") != COMPLETED:
+            return []
+        found = []
+        for index, output in enumerate(field(generation, "outputs") or []):
+            path = await self.service.local_copy(output)
+            item = item_at(path, output, f"{field(generation, 'model')} #{index + 1}")
+            self.register_media(item)
+            found.append(item.describe())
+        return found
+
+    @contextlib.contextmanager
+    def _budget(self) -> Iterator[None]:
+        if self.budget is None:
+            yield
+        else:
+            with budget_scope(self.budget):
+                yield
+
+    # -- winners ---------------------------------------------------------------------------
+
+    def choose(self, row: int, col: int | None) -> None:
+        """Make cell (row, col) the winner of its row (None clears the row's choice)."""
+        if not 0 <= row < len(self.plan.prompts):
+            raise IndexError(f"no row {row}")
+        chosen = dict(self.chosen)
+        if col is None or chosen.get(str(row)) == col:
+            chosen.pop(str(row), None)
+        else:
+            if not 0 <= col < len(self.plan.columns):
+                raise IndexError(f"no column {col}")
+            chosen[str(row)] = col
+        self.chosen = chosen
+
+    def _on_view_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict):
+            return
+        action = content.get("action")
+        with self.reporting(str(action).capitalize()):
+            if action == "run":
+                self.run()
+            elif action == "retry":
+                self.retry(int(content["row"]), int(content["col"]))
+            elif action == "choose":
+                col = content.get("col")
+                self.choose(int(content["row"]), None if col is None else int(col))
+
+    # -- results in Python -----------------------------------------------------------------
+
+    @property
+    def results(self) -> Any:
+        """Every cell as a row: prompt, setting, generation id, status, credits, latency, error."""
+        import pandas as pd
+
+        return pd.DataFrame([self._record(r, c) for (r, c) in sorted(self._cells)])
+
+    @property
+    def choices(self) -> Any:
+        """The winner of each row the user picked, with its prompt, setting, cost and latency."""
+        import pandas as pd
+
+        picked = [self._record(int(r), c) for r, c in sorted(self.chosen.items(), key=_row)]
+        return pd.DataFrame(picked, columns=list(self._record(0, 0)))
+
+    def _record(self, row: int, col: int) -> dict[str, Any]:
+        cell = self._cells[(row, col)]
+        column = self.plan.columns[col]
+        body = self.plan.requests[(row, col)]
+        return {
+            "row": row,
+            "prompt": self.plan.prompts[row],
+            "column": column.label,
+            "model": column.model,
+            "mode": body.get("mode"),
+            "settings": {k: v for k, v in column.fields.items() if k != "model"},
+            "estimate": cell.get("estimate"),
+            "generation_id": cell.get("generation_id"),
+            "status": cell["status"],
+            "credits": cell.get("credits"),
+            "latency_s": cell.get("latency_s"),
+            "error": cell.get("error_code"),
+            "error_message": cell.get("error_message"),
+        }
+
+    # -- saving ----------------------------------------------------------------------------
+
+    def save(self, path: str | Path) -> Path:
+        """Write the grid to a Parquet file (media stay in the client's cache); see :meth:`load`."""
+        return _compare_store.save(self, path)
+
+    def export_html(self, path: str | Path) -> Path:
+        """A self-contained HTML report of the grid to share: media embedded, sizes bounded."""
+        from mediagen.widgets._compare_snapshot import report_html
+
+        path = Path(path).expanduser()
+        path.write_text(report_html(self), encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path, client: Any = None, **options: Any) -> Compare:
+        """A saved grid, back as it was: nothing is priced or run again, winners included."""
+        return _compare_store.load(path, client, **options)
+
+    # -- state for the view ----------------------------------------------------------------
+
+    def _set(self, row: int, col: int, **changes: Any) -> None:
+        self._cells[(row, col)].update(changes)
+        self._publish()
+
+    def _publish(self) -> None:
+        self.cells = [dict(self._cells[p]) for p in sorted(self._cells)]
+
+    def _failed(self, context: str) -> Any:
+        return lambda exc: self.report(exc, context=context)
+
+    # -- static fallback -------------------------------------------------------------------
+
+    def snapshot_text(self) -> str:
+        done = sum(c["status"] == COMPLETED for c in self._cells.values())
+        total = "" if self.total is None else f", {_html.credits_text(self.total)} credits"
+        rows, cols = len(self.plan.prompts), len(self.plan.columns)
+        return f"Compare: {plural(rows, 'prompt')} x {plural(cols, 'setting')}{total}, {done} done"
+
+    def snapshot_html(self) -> str:
+        from mediagen.widgets._compare_snapshot import grid_html
+
+        return grid_html(self)
+
+
+def _catalogs(service: Service) -> dict[str, Catalog]:
+    """Every model's catalog entry, read once (synchronously: a bad model id fails here)."""
+    models = service.client.models.list() if service.client is not None else []
+    return {Catalog(m).id: Catalog(m) for m in models}
+
+
+def _error_of(exc: BaseException) -> dict[str, Any]:
+    return {"error_code": getattr(exc, "code", None) or type(exc).__name__,
+            "error_message": _describe(exc)}  # fmt: skip
+
+
+def _latency(generation: Any, watched: float) -> float:
+    """Seconds from submit to the end, by the service's clock when it says (else ours)."""
+    created, completed = field(generation, "created_at"), field(generation, "completed_at")
+    if isinstance(created, datetime) and isinstance(completed, datetime):
+        return round((completed - created).total_seconds(), 3)
+    return round(watched, 3)
+
+
+def _sum(values: Any) -> float | None:
+    values = list(values)
+    if any(v is None for v in values):
+        return None
+    return round(sum(values), 2)
+
+
+def _row(item: tuple[str, int]) -> int:
+    return int(item[0])
+
+
+def compare(rows: Any, settings: Any, client: Any = None, **options: Any) -> Compare:
+    """``mediagen.compare(prompts, ["pixel-1", "pixel-pro"])``: the priced grid (see module)."""
+    return Compare(rows, settings, client=client, **options)

@@ -1,0 +1,124 @@
+"""A comparison saved and opened again: one Parquet row per cell, media from the client's cache.
+
+A row holds the cell's prompt, its setting and exact request body (JSON), what happened (status,
+estimate, generation id, charge, latency, error, the idempotency key it was submitted with),
+whether it is its row's winner, and where its media are on this machine (the client's cache,
+which outlives the kernel). Opening the file rebuilds the grid without pricing or running
+anything again: cells already run keep their results, a job still running when the run was
+saved is followed to its end (submitted again with its key: the same job, charged once), and a
+column added afterwards is the only thing the next Run pays for.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mediagen.widgets._media import MediaItem, make_item
+
+if TYPE_CHECKING:
+    from mediagen.widgets._compare import Compare
+
+#: The cell fields a file keeps as they are (the rest are JSON or derived).
+CELL_FIELDS = (
+    "status", "estimate", "generation_id", "credits", "latency_s", "error_code", "error_message",
+    "idempotency_key",
+)  # fmt: skip
+#: States of a cell whose job had not ended when the run was saved.
+UNFINISHED = ("queued", "submitting", "pending")
+
+
+def save(grid: Compare, path: str | Path) -> Path:
+    import pandas as pd
+
+    path = Path(path).expanduser()
+    records = []
+    for (row, col), cell in sorted(grid._cells.items()):
+        column = grid.plan.columns[col]
+        media = [_saved_item(grid._media_items.get(i["key"]), i) for i in cell.get("items") or []]
+        records.append(
+            {
+                "row": row,
+                "col": col,
+                "prompt": grid.plan.prompts[row],
+                "column": column.label,
+                "setting": json.dumps(column.fields, sort_keys=True),
+                "request": json.dumps(grid.plan.requests[(row, col)], sort_keys=True),
+                **{name: cell.get(name) for name in CELL_FIELDS},
+                "chosen": grid.chosen.get(str(row)) == col,
+                "media": json.dumps([m for m in media if m]),
+            }
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(records).to_parquet(path, index=False)
+    return path
+
+
+def load(path: str | Path, client: Any = None, **options: Any) -> Compare:
+    import pandas as pd
+
+    from mediagen.widgets._compare import Compare
+
+    records = [_clean(r) for r in pd.read_parquet(Path(path).expanduser()).to_dict("records")]
+    prompts = {r["row"]: r["prompt"] for r in records}
+    settings = {r["col"]: json.loads(r["setting"]) for r in records}
+    grid = Compare(
+        [prompts[i] for i in sorted(prompts)],
+        [settings[i] for i in sorted(settings)],
+        client=client,
+        restore=records,
+        **options,
+    )
+    grid.chosen = {str(r["row"]): r["col"] for r in records if r["chosen"]}
+    return grid
+
+
+def restore_cell(grid: Compare, saved: dict[str, Any]) -> None:
+    """Put a saved cell back: its request, its outcome, its media (where still on disk)."""
+    position = (saved["row"], saved["col"])
+    grid.plan.requests[position] = json.loads(saved["request"])
+    cell = grid._cells[position]
+    cell.update({name: saved.get(name) for name in CELL_FIELDS})
+    if cell["status"] in UNFINISHED:
+        # with its key it is submitted again as the same job (not charged twice); without
+        # one nothing was sent yet
+        cell["status"] = "queued" if cell.get("idempotency_key") else "priced"
+    items = []
+    for described in json.loads(saved.get("media") or "[]"):
+        item = _item(described)
+        if item is not None:
+            grid.register_media(item)
+            items.append(item.describe())
+    cell["items"] = items
+
+
+def _saved_item(item: MediaItem | None, described: dict[str, Any]) -> dict[str, Any] | None:
+    return None if item is None else {**described, "path": str(item.path)}
+
+
+def _item(described: dict[str, Any]) -> MediaItem | None:
+    path = Path(described["path"])
+    if not path.is_file():
+        return None
+    return make_item(
+        path,
+        described.get("content_type"),
+        label=described.get("label") or "",
+        width=described.get("width"),
+        height=described.get("height"),
+        duration_seconds=described.get("duration_seconds"),
+    )
+
+
+def _clean(record: dict[str, Any]) -> dict[str, Any]:
+    """Parquet's missing numbers (NaN) back to None; numpy integers back to ints."""
+    cleaned = {}
+    for name, value in record.items():
+        if isinstance(value, float) and math.isnan(value):
+            value = None
+        elif hasattr(value, "item"):
+            value = value.item()
+        cleaned[name] = value
+    return cleaned

@@ -1,0 +1,138 @@
+// Compare: prompts x settings as a table. The total price and forecast sit above it with the
+// Run button; cells fill in as jobs end, media fetched only when a cell scrolls into view.
+// Clicking a finished cell makes it its row's winner (grid.choices in Python).
+import { h, lazyFigures, formatNumber, errorBanner } from "./shared.js";
+
+const TONES = { completed: "ok", failed: "bad", invalid: "bad", pending: "warn", submitting: "warn", queued: "warn" };
+
+function credits(value) { return value == null ? "–" : `${formatNumber(value)} cr`; }
+
+function render({ model, el, experimental }) {
+  const send = (content) => model.send(content);
+  const total = h("span", { class: "mg-compare-total", "aria-live": "polite" });
+  const forecast = h("span", { class: "mg-muted mg-compare-forecast" });
+  const run = h("button", { type: "button", class: "mg-button mg-button--primary mg-compare-run" }, "Run");
+  const blocked = h("span", { class: "mg-muted mg-compare-blocked", role: "status" });
+  run.addEventListener("click", () => { run.disabled = true; send({ action: "run" }); });
+  const banner = errorBanner(model);
+  const table = h("table", { class: "mg-compare-table" });
+  const scroller = h("div", { class: "mg-compare-scroll" }, table);
+  el.append(h("div", { class: "mg-root mg-card mg-stack mg-compare" },
+    h("div", { class: "mg-row" }, h("span", { class: "mg-title" }, "Compare"), total, run, blocked),
+    forecast, banner.node, scroller));
+
+  const figures = lazyFigures(experimental, { place: (slot, figure) => slot.replaceChildren(figure.node), options: () => ({ caption: false }) });
+  const mediaSlot = (item) => {
+    const slot = h("div", { class: "mg-compare-media", dataset: { item: JSON.stringify(item), kind: item.kind } });
+    if (item.width && item.height && item.kind !== "audio") slot.style.aspectRatio = `${item.width} / ${item.height}`;
+    figures.show(slot, item);
+    return slot;
+  };
+
+  const cellNode = (cell, prompt, column, chosen) => {
+    const where = `${column.label}, prompt ${cell.row + 1}`;
+    const parts = [];
+    for (const item of cell.items || []) parts.push(mediaSlot(item));
+    const figures = [h("span", { class: `mg-badge mg-badge--${TONES[cell.status] || ""} mg-compare-status` }, cell.status)];
+    figures.push(h("span", { class: "mg-compare-credits" },
+      cell.credits != null ? credits(cell.credits) : cell.estimate != null ? `est. ${credits(cell.estimate)}` : ""));
+    if (cell.latency_s != null) figures.push(h("span", { class: "mg-muted mg-compare-latency" }, `${formatNumber(cell.latency_s)} s`));
+    parts.push(h("div", { class: "mg-row" }, ...figures));
+    if (cell.error_code) {
+      parts.push(h("div", { class: "mg-error mg-compare-error", title: cell.error_message || "" }, cell.error_code));
+    }
+    if (cell.status === "failed") {
+      const retry = h("button", { type: "button", class: "mg-button mg-compare-retry", "aria-label": `Retry ${where}` }, "Retry");
+      retry.addEventListener("click", (event) => {
+        event.stopPropagation();
+        retry.disabled = true;
+        send({ action: "retry", row: cell.row, col: cell.col });
+      });
+      parts.push(retry);
+    }
+    if (cell.status === "completed") {
+      const pick = h("button", { type: "button", class: "mg-button mg-compare-pick", "aria-pressed": chosen ? "true" : "false",
+        "aria-label": `Choose ${where}` }, chosen ? "★ Chosen" : "Choose");
+      pick.addEventListener("click", () => send({ action: "choose", row: cell.row, col: cell.col }));
+      parts.push(pick);
+    }
+    return h("td", { class: `mg-compare-cell${chosen ? " mg-compare-cell--chosen" : ""}`,
+      dataset: { row: cell.row, col: cell.col, status: cell.status } }, ...parts);
+  };
+
+  // The table's skeleton is rebuilt only when the rows or columns change; a cell is redrawn
+  // only when what it shows changes, so a playing video or a focused button stays put while
+  // other jobs finish.
+  let shape = "";
+  let drawn = new Map();  // "r,c" -> {sig, node}
+  let rowTotals = [];
+  let colTotals = [];
+  const spentNode = h("td", { class: "mg-compare-spent" });
+  const spent = (list) => list.reduce((sum, cell) => sum + (cell.credits || 0), 0);
+
+  const rebuild = (prompts, columns) => {
+    figures.reset(new Set());
+    drawn = new Map();
+    const head = h("tr", {}, h("th", { scope: "col" }, "Prompt"),
+      ...columns.map((column) => h("th", { scope: "col", class: "mg-compare-column" },
+        h("div", {}, column.label), column.settings_text ? h("div", { class: "mg-muted" }, column.settings_text) : null)),
+      h("th", { scope: "col" }, "Row total"));
+    rowTotals = prompts.map(() => h("td", { class: "mg-muted mg-compare-rowtotal" }));
+    colTotals = columns.map(() => h("td", { class: "mg-muted mg-compare-coltotal" }));
+    const rows = prompts.map((prompt, r) => h("tr", {},
+      h("th", { scope: "row", class: "mg-compare-prompt", title: prompt }, prompt),
+      ...columns.map((_, c) => {
+        const node = h("td", { class: "mg-compare-cell" });
+        drawn.set(`${r},${c}`, { sig: "", node });
+        return node;
+      }),
+      rowTotals[r]));
+    const foot = h("tr", {}, h("th", { scope: "row" }, "Column total"), ...colTotals, spentNode);
+    table.replaceChildren(h("thead", {}, head), h("tbody", {}, ...rows), h("tfoot", {}, foot));
+  };
+
+  const renderAll = () => {
+    const prompts = model.get("prompts") || [];
+    const columns = model.get("columns") || [];
+    const cells = model.get("cells") || [];
+    const chosen = model.get("chosen") || {};
+    const nowShape = JSON.stringify([prompts, columns]);
+    if (nowShape !== shape) { shape = nowShape; rebuild(prompts, columns); }
+    const at = (r, c) => cells[r * columns.length + c];
+    prompts.forEach((prompt, r) => columns.forEach((column, c) => {
+      const cell = at(r, c);
+      if (!cell) return;
+      const on = chosen[String(r)] === c;
+      const sig = JSON.stringify([cell, on]);
+      const old = drawn.get(`${r},${c}`);
+      if (old.sig === sig) return;
+      const node = cellNode(cell, prompt, column, on);
+      old.node.replaceWith(node);
+      drawn.set(`${r},${c}`, { sig, node });
+    }));
+    rowTotals.forEach((node, r) => { node.textContent = credits(spent(columns.map((_, c) => at(r, c) || {}))); });
+    colTotals.forEach((node, c) => { node.textContent = credits(spent(prompts.map((_, r) => at(r, c) || {}))); });
+    spentNode.textContent = credits(spent(cells));
+
+    const phase = model.get("phase");
+    const price = model.get("total");
+    const waiting = cells.filter((cell) => cell.status === "priced");
+    const toRun = waiting.reduce((sum, cell) => sum + (cell.estimate || 0), 0);
+    const partial = waiting.length && waiting.length < cells.length ? ` · Run: ${credits(toRun)}` : "";
+    total.textContent = phase === "estimating" ? "Pricing…" : price == null ? "Some cells have no price" : `Total ${credits(price)}${partial}`;
+    run.disabled = phase !== "ready" || !waiting.length;
+    run.textContent = phase === "running" ? "Running…" : "Run";
+    forecast.textContent = model.get("forecast_text") || "";
+    blocked.textContent = model.get("blocked_reason") || "";
+  };
+  const EVENTS = "change:cells change:columns change:prompts change:chosen change:phase change:total change:forecast_text change:blocked_reason";
+  renderAll();
+  model.on(EVENTS, renderAll);
+  return () => {
+    figures.dispose();
+    banner.dispose();
+    model.off(EVENTS, renderAll);
+  };
+}
+
+export default { render };

@@ -40,7 +40,7 @@ def _load_compare(path, client=None, **options):
     return Compare.load(path, client, **options)
 
 
-compare.load = _load_compare
+compare.load = _load_compare  # type: ignore[attr-defined]  # mediagen.compare.load(path)
 
 
 def spend_dashboard(client=None, **options):

@@ -9,7 +9,7 @@ import pytest
 
 import mediagen
 from mediagen.history import forecast, forecast_batch
-from mediagen.history.forecast import MIN_SAMPLES
+from mediagen.history._forecast import MIN_SAMPLES
 
 
 def _history(model: str, latencies: list[float], failed: int = 0, mode=None) -> pd.DataFrame:
@@ -122,3 +122,19 @@ def test_a_batch_estimate_shows_the_forecast_once_history_is_stored(
         later = capsys.readouterr().out
     assert "3 jobs: all done in about" in later
     assert "from 7 past generations of yours" in later  # 2 + 5, synced before forecasting
+
+
+def test_the_forecast_function_is_never_shadowed_by_its_module():
+    """A package attribute named like a submodule turns into the module once the submodule is
+    imported; the forecast lives in a private module so ``forecast`` stays the function."""
+    import subprocess
+    import sys
+
+    code = (
+        "import mediagen.history._forecast\n"
+        "from mediagen.history import forecast, forecast_batch\n"
+        "import mediagen.history as h\n"
+        "assert callable(forecast) and callable(forecast_batch) and callable(h.forecast)\n"
+        "assert not isinstance(forecast, type(h))\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

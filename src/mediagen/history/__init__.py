@@ -31,9 +31,9 @@ _EXPORTS = {
     "sql": "_store",
     "export_team": "_store",
     "read_team": "_store",
-    "forecast": "forecast",
-    "forecast_batch": "forecast",
-    "BatchForecast": "forecast",
+    "forecast": "_forecast",
+    "forecast_batch": "_forecast",
+    "BatchForecast": "_forecast",
     "journal_columns": "_journal_join",
     "HISTORY_COLUMNS": "_schema",
     "apply_history_dtypes": "_schema",
@@ -64,7 +64,7 @@ __all__ = sorted(_EXPORTS)
 
 
 def _forecast_note(client: Any, items: list[Any]) -> str | None:
-    from mediagen.history.forecast import batch_note
+    from mediagen.history._forecast import batch_note
 
     return batch_note(client, items)
 

@@ -50,7 +50,7 @@ def grid_html(grid: Compare, *, embed: bool = False) -> str:
 
 def _cell_html(grid: Compare, row: int, col: int, chosen: bool, embed: bool) -> str:
     cell = grid.cells[row * len(grid.columns) + col]
-    parts = []
+    parts: list[str] = []
     items = cell.get("items") or []
     item = grid._media_items.get(items[0]["key"]) if items else None
     if item is not None and embed:

@@ -152,7 +152,8 @@ class MediagenMagics(Magics):
     @property
     def _user_ns(self) -> dict[str, Any]:
         """The notebook's variables (the shell is always set once the extension is loaded)."""
-        return self.shell.user_ns  # type: ignore[attr-defined]
+        shell: Any = self.shell
+        return shell.user_ns
 
     def _bind(self, name: str | None, value: Any) -> None:
         if name:

@@ -55,8 +55,6 @@ from mediagen.history._frame import (
 STORE_VERSION = 1
 #: Columns kept on disk: the service's. Journal columns are joined on read (they can change).
 STORED_COLUMNS = tuple(_schema.API_COLUMNS)
-#: The view name ``sql()`` queries.
-VIEW = "generations"
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ def test_each_part_of_a_priced_studio_says_what_it_shows(make_service, tenant):
     studio = Studio(service=make_service(tenant), history=False)
 
     async def scenario():
+        await studio.ready  # the catalog is in the picker
         await studio.meter.refresh()
         studio.picker.value = "pixel-1"
         await until(lambda: studio.form.chosen_model == "pixel-1")

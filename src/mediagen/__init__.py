@@ -7,15 +7,114 @@ it loads the client (httpx) only: widgets, history (pandas) and the IPython exte
 imported when used, so ``import mediagen`` stays fast in a plain script.
 """
 
-from mediagen import client as _client
+from typing import TYPE_CHECKING
+
 from mediagen._version import __version__
-from mediagen.client import __all__ as _client_all
+from mediagen.client import (
+    APIConnectionError,
+    APIError,
+    APITimeoutError,
+    Asset,
+    AuthenticationError,
+    BadRequestError,
+    BatchItem,
+    BatchResult,
+    Budget,
+    BudgetExceeded,
+    BudgetExceededError,
+    Client,
+    Conflict,
+    ConflictError,
+    Credits,
+    DownloadError,
+    Estimate,
+    Generation,
+    GenerationError,
+    GenerationFailed,
+    GenerationOutput,
+    Interrupted,
+    LocalValidationError,
+    MediagenError,
+    MemberLimit,
+    MissingAPIKeyError,
+    ModelInfo,
+    NotFound,
+    NotFoundError,
+    PaymentRequired,
+    PaymentRequiredError,
+    PermissionDenied,
+    PermissionDeniedError,
+    RateLimited,
+    RateLimitError,
+    ServerError,
+    SpendLimit,
+    SpendLimitExceededError,
+    SubmitInterrupted,
+    UnknownFieldError,
+    UploadTicket,
+    ValidationError,
+    WaitInterrupted,
+    WaitTimeout,
+    WaitTimeoutError,
+    budget,
+)
 
-# The flat public namespace is the client's; AsyncClient (and asyncio) load on first use.
-globals().update({name: getattr(_client, name) for name in _client_all if name != "AsyncClient"})
+if TYPE_CHECKING:  # static for editors and type checkers; loaded on first use (asyncio ~60 ms)
+    from mediagen.client._async import AsyncClient
 
-
-__all__ = [*_client_all, "__version__", "compare", "spend_dashboard", "studio"]
+__all__ = [
+    "APIConnectionError",
+    "APIError",
+    "APITimeoutError",
+    "Asset",
+    "AsyncClient",
+    "AuthenticationError",
+    "BadRequestError",
+    "BatchItem",
+    "BatchResult",
+    "Budget",
+    "BudgetExceeded",
+    "BudgetExceededError",
+    "Client",
+    "Conflict",
+    "ConflictError",
+    "Credits",
+    "DownloadError",
+    "Estimate",
+    "Generation",
+    "GenerationError",
+    "GenerationFailed",
+    "GenerationOutput",
+    "Interrupted",
+    "LocalValidationError",
+    "MediagenError",
+    "MemberLimit",
+    "MissingAPIKeyError",
+    "ModelInfo",
+    "NotFound",
+    "NotFoundError",
+    "PaymentRequired",
+    "PaymentRequiredError",
+    "PermissionDenied",
+    "PermissionDeniedError",
+    "RateLimitError",
+    "RateLimited",
+    "ServerError",
+    "SpendLimit",
+    "SpendLimitExceededError",
+    "SubmitInterrupted",
+    "UnknownFieldError",
+    "UploadTicket",
+    "ValidationError",
+    "WaitInterrupted",
+    "WaitTimeout",
+    "WaitTimeoutError",
+    "__version__",
+    "budget",
+    "compare",
+    "spend_dashboard",
+    "studio",
+]
 
 
 def studio(client=None, **options):
@@ -48,7 +147,7 @@ def spend_dashboard(client=None, **options):
     searchable table (``mediagen.widgets.spend_dashboard.SpendDashboard``)."""
     from mediagen.widgets.spend_dashboard import SpendDashboard
 
-    return SpendDashboard(client if client is not None else Client(), **options)  # noqa: F821
+    return SpendDashboard(client if client is not None else Client(), **options)
 
 
 def load_ipython_extension(ipython):
@@ -66,5 +165,7 @@ def unload_ipython_extension(ipython):
 
 def __getattr__(name: str):
     if name == "AsyncClient":
-        return _client.AsyncClient
+        from mediagen.client._async import AsyncClient
+
+        return AsyncClient
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -56,3 +56,29 @@ def test_the_public_names_and_their_statuses():
     ):
         assert name in mediagen.__all__
         assert callable(getattr(mediagen, name))  # a class or a function, not a stray module
+
+
+def test_the_public_namespace_is_static_for_editors_and_type_checkers():
+    """Every public name is bound by an import or a def that a type checker reads (AsyncClient
+    under ``TYPE_CHECKING``, loaded lazily at run time), ``__all__`` is a literal list, and no
+    name the client exports is forgotten at the top."""
+    import ast
+    import inspect
+
+    import mediagen.client
+
+    tree = ast.parse(inspect.getsource(mediagen))
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            bound.update(alias.asname or alias.name for alias in node.names)
+        elif isinstance(node, ast.FunctionDef) and tree.body.count(node):
+            bound.add(node.name)
+    declared = next(
+        n.value for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "__all__"
+    )
+    assert isinstance(declared, ast.List)
+    names = [element.value for element in declared.elts]
+    assert set(names) <= bound, set(names) - bound
+    assert set(mediagen.client.__all__) <= set(names)
+    assert "globals()" not in inspect.getsource(mediagen)

@@ -20,10 +20,8 @@ from mediagen.client import (
     BatchItem,
     BatchResult,
     Budget,
-    BudgetExceeded,
     BudgetExceededError,
     Client,
-    Conflict,
     ConflictError,
     Credits,
     DownloadError,
@@ -38,13 +36,9 @@ from mediagen.client import (
     MemberLimit,
     MissingAPIKeyError,
     ModelInfo,
-    NotFound,
     NotFoundError,
-    PaymentRequired,
     PaymentRequiredError,
-    PermissionDenied,
     PermissionDeniedError,
-    RateLimited,
     RateLimitError,
     ServerError,
     SpendLimit,
@@ -54,7 +48,6 @@ from mediagen.client import (
     UploadTicket,
     ValidationError,
     WaitInterrupted,
-    WaitTimeout,
     WaitTimeoutError,
     budget,
 )
@@ -73,10 +66,8 @@ __all__ = [
     "BatchItem",
     "BatchResult",
     "Budget",
-    "BudgetExceeded",
     "BudgetExceededError",
     "Client",
-    "Conflict",
     "ConflictError",
     "Credits",
     "DownloadError",
@@ -91,14 +82,10 @@ __all__ = [
     "MemberLimit",
     "MissingAPIKeyError",
     "ModelInfo",
-    "NotFound",
     "NotFoundError",
-    "PaymentRequired",
     "PaymentRequiredError",
-    "PermissionDenied",
     "PermissionDeniedError",
     "RateLimitError",
-    "RateLimited",
     "ServerError",
     "SpendLimit",
     "SpendLimitExceededError",
@@ -107,7 +94,6 @@ __all__ = [
     "UploadTicket",
     "ValidationError",
     "WaitInterrupted",
-    "WaitTimeout",
     "WaitTimeoutError",
     "__version__",
     "budget",
@@ -168,4 +154,8 @@ def __getattr__(name: str):
         from mediagen.client._async import AsyncClient
 
         return AsyncClient
+    from mediagen.client._errors import DEPRECATED_NAMES, deprecated_name
+
+    if name in DEPRECATED_NAMES:
+        return deprecated_name(__name__, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -54,7 +54,7 @@ def test_async_errors_are_the_same_exceptions(sandbox, tenant, catalog, tmp_path
 
 async def _run_errors(sandbox, tenant, catalog, tmp_path):
     async with _aclient(sandbox, tenant, tmp_path) as client:
-        with pytest.raises(mediagen.NotFound):
+        with pytest.raises(mediagen.NotFoundError):
             await client.generations.get(str(uuid.uuid4()))
         request = {**example(catalog, "vidra-2", "text_to_video"), "duration_seconds": 7}
         with pytest.raises(mediagen.ValidationError) as caught:
@@ -77,7 +77,7 @@ def test_async_dropped_submit_is_charged_once_and_wait_times_out(
             request = example(catalog, "pixel-1")
             dropped = await client.images.create(**{**request, "prompt": "a [[drop]]"})
             slow = await client.images.create(**{**request, "prompt": "b [[slow:30]]"})
-            with pytest.raises(mediagen.WaitTimeout) as caught:
+            with pytest.raises(mediagen.WaitTimeoutError) as caught:
                 await client.generations.wait(slow, timeout=0.2)
         await http.aclose()
         return dropped, slow, caught.value

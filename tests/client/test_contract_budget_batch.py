@@ -12,7 +12,7 @@ def test_a_client_budget_refuses_before_sending(sandbox, tenant, make_client, ca
     recorder = Recorder()
     client = make_client(recorder=recorder, budget=10)
     request = example(catalog, "vidra-2", "text_to_video")  # costs more than 10
-    with pytest.raises(mediagen.BudgetExceeded) as caught:
+    with pytest.raises(mediagen.BudgetExceededError) as caught:
         client.videos.create(**request)
     assert caught.value.needed > 10
     assert caught.value.remaining == 10
@@ -30,7 +30,7 @@ def test_a_budget_context_counts_every_submit_inside_it(make_client, catalog):
     with mediagen.budget(2) as budget:
         client.images.create(**request)
         client.images.create(**request)
-        with pytest.raises(mediagen.BudgetExceeded):
+        with pytest.raises(mediagen.BudgetExceededError):
             client.images.create(**request)
     assert budget.spent == 2
     assert budget.remaining == 0
@@ -67,7 +67,7 @@ def test_a_batch_over_its_limit_or_cancelled_sends_nothing(make_client, catalog)
     recorder = Recorder()
     client = make_client(recorder=recorder)
     requests = [example(catalog, "pixel-1")] * 3
-    with pytest.raises(mediagen.BudgetExceeded):
+    with pytest.raises(mediagen.BudgetExceededError):
         client.submit_batch(requests, max_credits=2, show_estimate=False)
     cancelled = client.submit_batch(requests, on_estimate=lambda total, items: False)
     assert all(not item.ok for item in cancelled)

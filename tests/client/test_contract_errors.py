@@ -53,7 +53,7 @@ def test_402_names_needed_and_available_and_reserves_nothing(
     request = example(catalog, "vidra-2", "text_to_video")
     quote = client.models.estimate_request(request)
     assert quote.can_afford is False
-    with pytest.raises(mediagen.PaymentRequired) as caught:
+    with pytest.raises(mediagen.PaymentRequiredError) as caught:
         client.videos.create(**request)
     assert caught.value.needed == quote.credits_after_discount
     assert caught.value.available == 3.0
@@ -67,7 +67,7 @@ def test_402_for_the_member_cap(tenant_factory, make_client, catalog):
     credits = client.credits.get()
     assert credits.member_limit.limit == 10.0
     assert credits.balance == 10.0
-    with pytest.raises(mediagen.PaymentRequired) as caught:
+    with pytest.raises(mediagen.PaymentRequiredError) as caught:
         client.videos.create(**example(catalog, "vidra-2", "text_to_video"))
     assert caught.value.available == 10.0
     assert "cap" in caught.value.message
@@ -79,7 +79,7 @@ def test_403_when_the_plan_cannot_use_the_model(tenant_factory, make_client, cat
     video = client.uploads.upload(media["video"])
     request = fill_placeholders(example(catalog, "upscale-pro"), {"video": video.asset_id})
     assert client.models.estimate("upscale-pro", duration_seconds=1, tier="1080p").allowed is False
-    with pytest.raises(mediagen.PermissionDenied) as caught:
+    with pytest.raises(mediagen.PermissionDeniedError) as caught:
         client.videos.create(**request)
     assert (caught.value.status, caught.value.code) == (403, "forbidden")
     assert "plan" in caught.value.message
@@ -89,12 +89,12 @@ def test_404_for_unknown_generations_models_and_other_peoples_generations(
     tenant_factory, make_client, catalog
 ):
     owner, stranger = make_client(), make_client(tenant=tenant_factory())
-    with pytest.raises(mediagen.NotFound):
+    with pytest.raises(mediagen.NotFoundError):
         owner.generations.get(str(uuid.uuid4()))
-    with pytest.raises(mediagen.NotFound):
+    with pytest.raises(mediagen.NotFoundError):
         owner.models.get("no-such-model")
     gen = owner.images.create(**_image(catalog))
-    with pytest.raises(mediagen.NotFound) as caught:
+    with pytest.raises(mediagen.NotFoundError) as caught:
         stranger.generations.get(gen.id)
     assert caught.value.code == "not_found"
 
@@ -104,7 +104,7 @@ def test_409_same_idempotency_key_with_a_different_body(sandbox, tenant, client,
     first = client.images.create(**request, idempotency_key="same-key")
     again = client.images.create(**request, idempotency_key="same-key")
     assert again.id == first.id
-    with pytest.raises(mediagen.Conflict) as caught:
+    with pytest.raises(mediagen.ConflictError) as caught:
         client.images.create(**{**request, "prompt": "other"}, idempotency_key="same-key")
     assert caught.value.status == 409
     reserves = [e for e in sandbox.admin.ledger(tenant.org_id)["entries"] if e["kind"] == "reserve"]

@@ -134,7 +134,7 @@ def test_wait_timeout_names_the_generation_and_never_resubmits(make_client, cata
     request = example(catalog, "pixel-1")
     request["prompt"] += " [[slow:30]]"
     gen = client.images.create(**request)
-    with pytest.raises(mediagen.WaitTimeout) as caught:
+    with pytest.raises(mediagen.WaitTimeoutError) as caught:
         client.generations.wait(gen, timeout=0.3)
     # it gave up at its deadline, not when the 30 s job finished
     assert client.generations.get(gen.id).status == "pending"

@@ -46,7 +46,7 @@ def test_a_429_is_raised_with_retry_after_when_retries_are_off(sandbox, make_cli
 
     with (
         sandbox.admin.config_changed(rate_limit_per_second=1, rate_limit_burst=1),
-        pytest.raises(mediagen.RateLimited) as caught,
+        pytest.raises(mediagen.RateLimitError) as caught,
     ):
         hammer()
     assert caught.value.retry_after is not None

@@ -23,7 +23,7 @@ def test_the_key_only_ever_goes_to_v1(
     request["reference_images"] = [asset]
     gen = client.generations.wait(client.videos.create(**request), timeout=60)
     gen.outputs[0].save(tmp_path / "out")
-    with pytest.raises(mediagen.NotFound) as caught:
+    with pytest.raises(mediagen.NotFoundError) as caught:
         client.generations.get("00000000-0000-4000-8000-000000000000")
 
     outside = [s for s in recorder.sent if not s.path.startswith("/v1/")]

@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 import mediagen
 
 HEAVY = ("pandas", "ipywidgets", "IPython", "anywidget", "numpy", "mediagen_sandbox")
@@ -26,12 +28,12 @@ def test_import_mediagen_loads_no_notebook_or_data_libraries():
 def test_the_public_names_and_their_statuses():
     statuses = {
         mediagen.AuthenticationError: 401,
-        mediagen.PaymentRequired: 402,
-        mediagen.PermissionDenied: 403,
-        mediagen.NotFound: 404,
-        mediagen.Conflict: 409,
+        mediagen.PaymentRequiredError: 402,
+        mediagen.PermissionDeniedError: 403,
+        mediagen.NotFoundError: 404,
+        mediagen.ConflictError: 409,
         mediagen.ValidationError: 422,
-        mediagen.RateLimited: 429,
+        mediagen.RateLimitError: 429,
     }
     from mediagen.client._errors import STATUS_ERRORS
 
@@ -40,7 +42,7 @@ def test_the_public_names_and_their_statuses():
         assert STATUS_ERRORS[status] is cls
     assert issubclass(mediagen.ServerError, mediagen.APIError)
     assert issubclass(mediagen.APITimeoutError, mediagen.APIConnectionError)
-    assert issubclass(mediagen.WaitTimeout, TimeoutError)
+    assert issubclass(mediagen.WaitTimeoutError, TimeoutError)
     for name in (
         "Client",
         "AsyncClient",
@@ -82,3 +84,14 @@ def test_the_public_namespace_is_static_for_editors_and_type_checkers():
     assert set(names) <= bound, set(names) - bound
     assert set(mediagen.client.__all__) <= set(names)
     assert "globals()" not in inspect.getsource(mediagen)
+
+
+def test_one_name_per_exception_and_the_old_short_names_still_work():
+    objects = [getattr(mediagen, name) for name in mediagen.__all__ if name != "AsyncClient"]
+    errors = [obj for obj in objects if isinstance(obj, type) and issubclass(obj, Exception)]
+    assert len(errors) == len(set(errors))  # no exception exported under two names
+    assert all(obj.__name__ in mediagen.__all__ for obj in errors)
+    for module in (mediagen, mediagen.client):
+        with pytest.warns(DeprecationWarning, match="NotFoundError"):
+            assert module.NotFound is mediagen.NotFoundError
+        assert "NotFound" not in module.__all__

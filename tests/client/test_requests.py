@@ -58,12 +58,12 @@ def _error_body(code, message, details=None, trace_id="trace_1"):
     ("status", "code", "cls"),
     [
         (401, "unauthenticated", mediagen.AuthenticationError),
-        (402, "payment_required", mediagen.PaymentRequired),
-        (403, "forbidden", mediagen.PermissionDenied),
-        (404, "not_found", mediagen.NotFound),
-        (409, "conflict", mediagen.Conflict),
+        (402, "payment_required", mediagen.PaymentRequiredError),
+        (403, "forbidden", mediagen.PermissionDeniedError),
+        (404, "not_found", mediagen.NotFoundError),
+        (409, "conflict", mediagen.ConflictError),
         (422, "validation_error", mediagen.ValidationError),
-        (429, "rate_limited", mediagen.RateLimited),
+        (429, "rate_limited", mediagen.RateLimitError),
         (500, "internal_error", mediagen.ServerError),
         (503, None, mediagen.ServerError),
         (418, "client_error", mediagen.BadRequestError),
@@ -96,7 +96,7 @@ def test_402_does_not_parse_the_message_for_needed_and_available():
         "4.50 available."
     )
     error = _requests.error_from_response(402, {}, _error_body("payment_required", message))
-    assert isinstance(error, mediagen.PaymentRequired)
+    assert isinstance(error, mediagen.PaymentRequiredError)
     assert (error.needed, error.available) == (None, None)
     assert "30.00" in str(error)  # the message itself is shown as the service wrote it
 
@@ -136,7 +136,7 @@ def test_parse_response_returns_json_or_raises():
     assert _requests.parse_response(200, {}, b'{"a": 1}') == {"a": 1}
     with pytest.raises(mediagen.APIError, match="not JSON"):
         _requests.parse_response(200, {}, b"{oops")
-    with pytest.raises(mediagen.NotFound):
+    with pytest.raises(mediagen.NotFoundError):
         _requests.parse_response(404, {}, _error_body("not_found", "gone"))
 
 
@@ -156,7 +156,7 @@ def test_errors_pickle_with_their_fields():
     )
     again = pickle.loads(pickle.dumps(error))  # noqa: S301
     assert (type(again), again.retry_after, again.code) == (
-        mediagen.RateLimited,
+        mediagen.RateLimitError,
         2.0,
         "rate_limited",
     )

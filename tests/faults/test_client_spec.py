@@ -32,7 +32,7 @@ def test_a_402_reports_needed_and_available_whatever_its_message_says(
     try:
         request = example_request(sandbox, poor, "vidra-2")
         quote = client.models.estimate_request(request)
-        with pytest.raises(mediagen.PaymentRequired) as caught:
+        with pytest.raises(mediagen.PaymentRequiredError) as caught:
             client.videos.create(**request)
     finally:
         client.close()

@@ -18,28 +18,21 @@ from mediagen.client._errors import (
     APITimeoutError,
     AuthenticationError,
     BadRequestError,
-    BudgetExceeded,
     BudgetExceededError,
-    Conflict,
     ConflictError,
     GenerationFailed,
     Interrupted,
     LocalValidationError,
     MediagenError,
-    NotFound,
     NotFoundError,
-    PaymentRequired,
     PaymentRequiredError,
-    PermissionDenied,
     PermissionDeniedError,
-    RateLimited,
     RateLimitError,
     ServerError,
     SubmitInterrupted,
     UnknownFieldError,
     ValidationError,
     WaitInterrupted,
-    WaitTimeout,
     WaitTimeoutError,
 )
 from mediagen.client._models import (
@@ -66,10 +59,8 @@ __all__ = [
     "BatchItem",
     "BatchResult",
     "Budget",
-    "BudgetExceeded",
     "BudgetExceededError",
     "Client",
-    "Conflict",
     "ConflictError",
     "Credits",
     "DownloadError",
@@ -84,14 +75,10 @@ __all__ = [
     "MemberLimit",
     "MissingAPIKeyError",
     "ModelInfo",
-    "NotFound",
     "NotFoundError",
-    "PaymentRequired",
     "PaymentRequiredError",
-    "PermissionDenied",
     "PermissionDeniedError",
     "RateLimitError",
-    "RateLimited",
     "ServerError",
     "SpendLimit",
     "SpendLimitExceededError",
@@ -100,7 +87,6 @@ __all__ = [
     "UploadTicket",
     "ValidationError",
     "WaitInterrupted",
-    "WaitTimeout",
     "WaitTimeoutError",
     "budget",
 ]
@@ -112,4 +98,8 @@ def __getattr__(name: str):
         from mediagen.client._async import AsyncClient
 
         return AsyncClient
+    from mediagen.client._errors import DEPRECATED_NAMES, deprecated_name
+
+    if name in DEPRECATED_NAMES:
+        return deprecated_name(__name__, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -303,14 +303,31 @@ class BudgetExceededError(MediagenError):
         )
 
 
-# Short aliases, named after the spec's status table (402 payment required, 404 not found, ...).
-PaymentRequired = PaymentRequiredError
-PermissionDenied = PermissionDeniedError
-NotFound = NotFoundError
-Conflict = ConflictError
-RateLimited = RateLimitError
-BudgetExceeded = BudgetExceededError
-WaitTimeout = WaitTimeoutError
+#: Names of earlier releases, still answered (with a DeprecationWarning) by the packages'
+#: ``__getattr__``: one name per exception, the ecosystem's ``...Error`` form.
+DEPRECATED_NAMES = {
+    "PaymentRequired": "PaymentRequiredError",
+    "PermissionDenied": "PermissionDeniedError",
+    "NotFound": "NotFoundError",
+    "Conflict": "ConflictError",
+    "RateLimited": "RateLimitError",
+    "BudgetExceeded": "BudgetExceededError",
+    "WaitTimeout": "WaitTimeoutError",
+}
+
+
+def deprecated_name(module: str, name: str) -> type:
+    """The exception an old name stands for, with a warning naming the one to use."""
+    import warnings
+
+    new = DEPRECATED_NAMES[name]
+    warnings.warn(
+        f"{module}.{name} is {module}.{new}; the short name will be removed",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return globals()[new]
+
 
 STATUS_ERRORS: dict[int, type[APIError]] = {
     400: BadRequestError,

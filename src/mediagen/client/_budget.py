@@ -92,9 +92,11 @@ class SpendLimit(Budget):
     notebook or a script on the same machine counts against the same limit.
 
     ``SpendLimit(daily=100, weekly=400)``; use it like a budget: ``Client(budget=...)`` or
-    ``with mediagen.budget(limit): ...``. As with ``Budget``, a submit takes its estimate before
-    it is sent, and the refund of a generation that later fails is not given back (the limit
-    errs on the side of spending less).
+    ``with mediagen.budget(limit): ...``. ``path`` is where the spend is kept (default: one
+    file in the cache folder for every client of this machine user); give each service its own
+    path when spending on several (the sandbox's credits are not money). As with ``Budget``, a
+    submit takes its estimate before it is sent, and the refund of a generation that later fails
+    is not given back (the limit errs on the side of spending less).
     """
 
     def __init__(

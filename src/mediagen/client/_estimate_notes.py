@@ -26,11 +26,6 @@ def register(note: Note) -> None:
         _notes.append(note)
 
 
-def unregister(note: Note) -> None:
-    if note in _notes:
-        _notes.remove(note)
-
-
 def lines(client: Any, items: list[Any]) -> list[str]:
     out = []
     for note in list(_notes):

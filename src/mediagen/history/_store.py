@@ -141,21 +141,18 @@ class HistoryStore:
         return _schema.apply_history_dtypes(table.to_pandas())
 
     def _all_ids(self) -> set[str]:
-        ids: set[str] = set()
-        for path in self.segments():
-            ids.update(pq.read_table(path, columns=["id"]).column("id").to_pylist())
-        return ids
+        return self._ids(None)
 
     def _stored_ids(self, since: str | None = None, only: set[str] | None = None) -> set[str]:
         """Ids of stored rows a sync from ``since`` can meet again, or of those among ``only``
         (Parquet statistics skip the rest, so this stays small however long the history is)."""
         if since is None and only is None:
             return set()
-        where: list[tuple[str, str, Any]]
         if only is not None:
-            where = [("id", "in", sorted(only))]
-        else:
-            where = [("created_at", ">", pd.Timestamp(str(since)).tz_convert("UTC"))]
+            return self._ids([("id", "in", sorted(only))])
+        return self._ids([("created_at", ">", pd.Timestamp(str(since)).tz_convert("UTC"))])
+
+    def _ids(self, where: list[tuple[str, str, Any]] | None) -> set[str]:
         ids: set[str] = set()
         for path in self.segments():
             table = pq.read_table(path, columns=["id"], filters=where)
@@ -322,10 +319,6 @@ class HistoryStore:
             settled = concat_history([pending, settled])
         ordered = settled.sort_values("created_at", ascending=False, kind="stable")
         return ordered.reset_index(drop=True)
-
-    def files(self) -> list[Path]:
-        """Every Parquet file the store reads (for DuckDB, Polars, pyarrow ...)."""
-        return [*self.segments(), *[p for p in [self.root / "open.parquet"] if p.exists()]]
 
     def connect(self) -> Any:
         """A DuckDB connection with a ``generations`` view over the store (nothing loaded).

@@ -15,14 +15,15 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import accounts, ledger
 from .config import ConfigHolder, RuntimeConfig
+from .db import accounts, ledger
+from .db.store import Store
 from .fairness import OrgTurns
 from .jobs import JobRunner
 from .media.formats import RENDERING_PREFIX
 from .ratelimit import RateLimiter
 from .signing import URLSigner
-from .store import Store, to_cents
+from .units import to_cents
 
 UPLOAD_PART_SUFFIX = ".part-"  # upload bytes still arriving: ``<asset file>.part-<random>``
 # What a killed server leaves half-written: uploads cut off mid-PUT and renders in progress.
@@ -111,12 +112,11 @@ def remove_crash_leftovers(data_dir: Path) -> int:
 def _ensure_bootstrap_tenant(store: Store, api_key: str) -> None:
     """The ready-made organization, member and key printed at startup (idempotent)."""
     with store.write() as conn:
-        if conn.execute("SELECT 1 FROM orgs WHERE id = ?", (BOOTSTRAP_ORG,)).fetchone() is None:
+        if not accounts.org_exists(conn, BOOTSTRAP_ORG):
             accounts.create_org(conn, "Sandbox", "pro", 0.0, BOOTSTRAP_ORG)
             ledger.grant(conn, BOOTSTRAP_ORG, to_cents(BOOTSTRAP_BALANCE), note="initial grant")
             accounts.create_member(conn, BOOTSTRAP_ORG, "Sandbox owner", None, BOOTSTRAP_MEMBER)
-        key_hash = accounts.hash_key(api_key)
-        if conn.execute("SELECT 1 FROM api_keys WHERE key_hash = ?", (key_hash,)).fetchone():
+        if accounts.key_hash_exists(conn, api_key):
             return
         accounts.create_key(
             conn, BOOTSTRAP_MEMBER, BOOTSTRAP_ORG, "bootstrap", None, api_key=api_key

@@ -39,9 +39,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import ledger
+from .db import assets, ledger
+from .db import generations as rows
+from .db.store import Store
 from .media.spec import OutputSpec, RenderedOutput
-from .store import Store, iso, utcnow
+from .units import iso, utcnow
 
 log = logging.getLogger("mediagen_sandbox.jobs")
 
@@ -194,10 +196,8 @@ class JobRunner:
 
     def resume_pending(self) -> int:
         """Re-schedule every pending generation (after a restart); returns how many."""
-        rows = self.store.query_all(
-            "SELECT id, org_id, job_json FROM generations WHERE status = 'pending'"
-        )
-        for row in rows:
+        pending = rows.pending_jobs(self.store)
+        for row in pending:
             try:
                 job = Job.from_json(row["id"], row["job_json"], row["org_id"])
             except Exception:
@@ -206,7 +206,7 @@ class JobRunner:
                 )
                 continue
             self.schedule(job)
-        return len(rows)
+        return len(pending)
 
     def _timer_loop(self) -> None:
         while True:
@@ -301,34 +301,25 @@ class JobRunner:
         outputs: list[dict[str, Any]] = []
         now = iso(utcnow())
         with self.store.write() as conn:
-            gen = conn.execute(
-                "SELECT org_id, member_id, status, credits_reserved FROM generations WHERE id = ?",
-                (job.generation_id,),
-            ).fetchone()
-            if gen is None or gen["status"] != "pending":
+            gen = rows.pending_for_settling(conn, job.generation_id)
+            if gen is None:
                 return
             for spec, slot, out in zip(job.specs, job.slots, rendered, strict=True):
-                conn.execute(
-                    "INSERT OR REPLACE INTO assets(id, org_id, member_id, media, content_type, "
-                    "filename, size_bytes, status, path, width, height, duration_seconds, "
-                    "source, generation_id, created_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, 'ready', ?, ?, ?, ?, 'output', ?, ?)",
-                    (
-                        slot.asset_id,
-                        gen["org_id"],
-                        gen["member_id"],
-                        spec.media,
-                        out.content_type,
-                        slot.filename,
-                        out.size_bytes,
-                        slot.path,
-                        out.width,
-                        out.height,
-                        out.duration_seconds,
-                        job.generation_id,
-                        now,
-                    ),
+                asset = assets.NewAsset(
+                    asset_id=slot.asset_id,
+                    org_id=gen["org_id"],
+                    member_id=gen["member_id"],
+                    media=spec.media,
+                    content_type=out.content_type,
+                    filename=slot.filename,
+                    size_bytes=out.size_bytes,
+                    path=slot.path,
+                    width=out.width,
+                    height=out.height,
+                    duration_seconds=out.duration_seconds,
+                    generation_id=job.generation_id,
                 )
+                assets.insert_ready(conn, asset, at=now)
                 outputs.append(
                     {
                         "asset_id": slot.asset_id,
@@ -341,17 +332,13 @@ class JobRunner:
                     }
                 )
             amount = gen["credits_reserved"]
-            conn.execute(
-                "UPDATE generations SET status = 'completed', completed_at = ?, "
-                "credits_charged = ?, outputs_json = ?, result_meta_json = ?, job_json = NULL "
-                "WHERE id = ?",
-                (
-                    now,
-                    amount,
-                    json.dumps(outputs),
-                    json.dumps(job.result_meta) if job.result_meta else None,
-                    job.generation_id,
-                ),
+            rows.mark_completed(
+                conn,
+                job.generation_id,
+                now,
+                amount,
+                json.dumps(outputs),
+                json.dumps(job.result_meta) if job.result_meta else None,
             )
             ledger.charge(conn, gen["org_id"], gen["member_id"], job.generation_id, amount)
         if self.on_settled:
@@ -359,18 +346,10 @@ class JobRunner:
 
     def finalize_failure(self, generation_id: str, code: str, message: str) -> None:
         with self.store.write() as conn:
-            gen = conn.execute(
-                "SELECT org_id, member_id, status, credits_reserved, cycle FROM generations "
-                "WHERE id = ?",
-                (generation_id,),
-            ).fetchone()
-            if gen is None or gen["status"] != "pending":
+            gen = rows.pending_for_settling(conn, generation_id)
+            if gen is None:
                 return
-            conn.execute(
-                "UPDATE generations SET status = 'failed', completed_at = ?, error_code = ?, "
-                "error_message = ?, job_json = NULL WHERE id = ?",
-                (iso(utcnow()), code, message, generation_id),
-            )
+            rows.mark_failed(conn, generation_id, iso(utcnow()), code, message)
             ledger.refund(
                 conn,
                 gen["org_id"],

@@ -15,9 +15,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .catalog import ASSET_PLACEHOLDER_PREFIX, GENERATION_PLACEHOLDER, AssetRef, SourceGeneration
+from .db import assets as asset_rows
+from .db import generations as generation_rows
+from .db.store import Store
 from .media import extension_for, probe, render
 from .media.spec import OutputSpec
-from .store import Store
 
 SAMPLES = {
     "image": OutputSpec(
@@ -32,11 +34,6 @@ SAMPLES = {
     ),
 }  # fmt: skip
 _samples_lock = threading.Lock()
-_ASSET_SELECT = (
-    "SELECT id, media, status, path, content_type, width, height, duration_seconds "
-    "FROM assets WHERE org_id = ?"
-)
-_SQL_VARIABLES = 500  # ids per query, well under SQLite's limit on bound parameters
 
 
 @functools.lru_cache(maxsize=64)
@@ -98,23 +95,18 @@ class OrgLookup:
             if asset_id.startswith(ASSET_PLACEHOLDER_PREFIX):
                 self._assets[asset_id] = sample_asset(self.data_dir, asset_id)
         stored = sorted(a for a in wanted if not a.startswith(ASSET_PLACEHOLDER_PREFIX))
-        for start in range(0, len(stored), _SQL_VARIABLES):
-            chunk = stored[start : start + _SQL_VARIABLES]
-            marks = ", ".join("?" * len(chunk))  # placeholders only; the ids are bound
-            sql = f"{_ASSET_SELECT} AND id IN ({marks})"
-            rows = self.store.query_all(sql, (self.org_id, *chunk))
-            for row in rows:
-                ready = row["status"] == "ready"
-                self._assets[row["id"]] = AssetRef(
-                    asset_id=row["id"],
-                    media=row["media"],
-                    ready=ready,
-                    path=row["path"] if ready else None,
-                    content_type=row["content_type"],
-                    width=row["width"],
-                    height=row["height"],
-                    duration_seconds=row["duration_seconds"],
-                )
+        for row in asset_rows.of_org(self.store, self.org_id, stored):
+            ready = row["status"] == "ready"
+            self._assets[row["id"]] = AssetRef(
+                asset_id=row["id"],
+                media=row["media"],
+                ready=ready,
+                path=row["path"] if ready else None,
+                content_type=row["content_type"],
+                width=row["width"],
+                height=row["height"],
+                duration_seconds=row["duration_seconds"],
+            )
         return {a: ref for a in asset_ids if (ref := self._assets.get(a)) is not None}
 
     def generation(self, generation_id: str) -> SourceGeneration | None:
@@ -132,20 +124,15 @@ class OrgLookup:
                 height=video.height,
                 output_paths=[video.path],
             )
-        row = self.store.query_one(
-            "SELECT id, type, status, model, outputs_json FROM generations "
-            "WHERE id = ? AND org_id = ?",
-            (generation_id, self.org_id),
-        )
+        row = generation_rows.source_of_org(self.store, self.org_id, generation_id)
         if row is None:
             return None
         outputs = json.loads(row["outputs_json"]) if row["outputs_json"] else []
         paths: list[str] = []
         duration = width = height = None
         for out in outputs:
-            asset = self.store.query_one("SELECT path FROM assets WHERE id = ?", (out["asset_id"],))
-            if asset and asset["path"]:
-                paths.append(asset["path"])
+            if path := asset_rows.path(self.store, out["asset_id"]):
+                paths.append(path)
         if outputs:
             duration = outputs[0].get("duration_seconds")
             width = outputs[0].get("width")
@@ -162,9 +149,5 @@ class OrgLookup:
         )
 
     def interaction(self, interaction_id: str) -> SourceGeneration | None:
-        row = self.store.query_one(
-            "SELECT id FROM generations WHERE org_id = ? AND status = 'completed' "
-            "AND json_extract(result_meta_json, '$.interaction_id') = ?",
-            (self.org_id, interaction_id),
-        )
-        return self.generation(row["id"]) if row is not None else None
+        found = generation_rows.by_interaction(self.store, self.org_id, interaction_id)
+        return self.generation(found) if found is not None else None

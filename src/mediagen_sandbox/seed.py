@@ -17,12 +17,14 @@ import uuid
 from collections import defaultdict
 from datetime import timedelta
 
-from . import catalog, ledger
+from . import catalog
 from .context import SandboxContext
+from .db import assets, ledger
+from .db import generations as generation_rows
 from .jobs import Job, OutputSlot, asset_path
 from .media import extension_for, render
 from .media.spec import OutputSpec
-from .store import billing_cycle, iso, parse_iso, to_cents, utcnow
+from .units import billing_cycle, iso, parse_iso, to_cents, utcnow
 
 SMALL_SPECS = {
     "image": OutputSpec(media="image", content_type="image/png", width=64, height=64, text="seed"),
@@ -58,15 +60,20 @@ def _shared_asset(ctx: SandboxContext, conn, org_id: str, member_id: str, kind: 
     filename = f"seed-{kind}{ext}"
     path = asset_path(ctx.data_dir, asset_id, ext)
     out = render(spec, path)
-    conn.execute(
-        "INSERT INTO assets(id, org_id, member_id, media, content_type, filename, size_bytes, "
-        "status, path, width, height, duration_seconds, source, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, 'ready', ?, ?, ?, ?, 'output', ?)",
-        (
-            asset_id, org_id, member_id, kind, out.content_type, filename, out.size_bytes, path,
-            out.width, out.height, out.duration_seconds, iso(utcnow()),
-        ),
-    )  # fmt: skip
+    asset = assets.NewAsset(
+        asset_id=asset_id,
+        org_id=org_id,
+        member_id=member_id,
+        media=kind,
+        content_type=out.content_type,
+        filename=filename,
+        size_bytes=out.size_bytes,
+        path=path,
+        width=out.width,
+        height=out.height,
+        duration_seconds=out.duration_seconds,
+    )
+    assets.insert_ready(conn, asset)
     return {
         "asset_id": asset_id,
         "content_type": out.content_type,
@@ -141,24 +148,8 @@ def seed_generations(ctx: SandboxContext, org_id: str, body, start: str | None) 
                 )
             )  # fmt: skip
         ledger.grant(conn, org_id, totals["granted"], note=f"seed of {body.count} generations")
-        conn.executemany(
-            "INSERT INTO generations(id, org_id, member_id, type, model, mode, status, prompt, "
-            "created_at, completed_at, credits_reserved, credits_charged, error_code, "
-            "error_message, cycle, job_json, outputs_json) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            gens,
-        )
-        conn.executemany(
-            "INSERT INTO ledger(org_id, member_id, generation_id, kind, amount, created_at, note) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            entries,
-        )
-        spent = totals["granted"] - totals["refunded"]
-        conn.execute(
-            "UPDATE orgs SET available = available - ?, reserved = reserved + ?, "
-            "charged = charged + ? WHERE id = ?",
-            (spent, totals["reserved"], totals["charged"], org_id),
-        )
+        generation_rows.insert_seeded(conn, gens)
+        ledger.add_seeded(conn, org_id, entries, totals["reserved"], totals["charged"])
         for cycle, amount in usage.items():
             ledger.add_usage(conn, body.member_id, cycle, amount)
     ctx.store.forget_last_created()

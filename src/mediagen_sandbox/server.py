@@ -26,6 +26,7 @@ import uvicorn
 from .app import create_app
 from .config import RuntimeConfig
 from .context import SandboxContext, default_data_dir
+from .db.schema import SchemaTooNew
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -87,9 +88,13 @@ def main(argv: list[str] | None = None) -> int:
     # lets it answer light requests promptly while heavy ones are being validated.
     sys.setswitchinterval(SWITCH_INTERVAL)
     data_dir = args.data_dir or default_data_dir()
-    ctx = SandboxContext.open(
-        data_dir, RuntimeConfig(speed=args.speed), workers=max(1, min(args.workers, 2))
-    )
+    try:
+        ctx = SandboxContext.open(
+            data_dir, RuntimeConfig(speed=args.speed), workers=max(1, min(args.workers, 2))
+        )
+    except SchemaTooNew as exc:
+        print(f"cannot open {data_dir}: {exc}", file=sys.stderr)
+        return 1
     sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     # Accepted connections inherit it: without it small responses wait on delayed ACKs.

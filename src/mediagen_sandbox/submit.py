@@ -25,15 +25,17 @@ import uuid
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
-from . import catalog, faults, ledger
-from .accounts import Caller
+from . import catalog, faults
 from .context import SandboxContext
+from .db import accounts, idempotency, ledger
+from .db import generations as generation_rows
+from .db.accounts import Caller
 from .errors import conflict, field_error, forbidden, payment_required, validation_error
-from .generations import GENERATION_COLUMNS, generation_json
+from .generations import generation_json
 from .jobs import Job, OutputSlot, asset_path
 from .lookup import OrgLookup
 from .media import extension_for
-from .store import billing_cycle, cycle_reset_at, to_cents, to_credits, utcnow
+from .units import billing_cycle, cycle_reset_at, to_cents, to_credits, utcnow
 
 
 @dataclass
@@ -84,11 +86,7 @@ def _replay(ctx: SandboxContext, caller: Caller, key: str, digest: str) -> dict 
     409 even with the same body: replaying would hand over that member's generation (prompt,
     output URLs) to someone who may not read it, and a new job would break the key's scope.
     """
-    row = ctx.store.query_one(
-        "SELECT i.request_hash, g.member_id, g.id FROM idempotency i "
-        "JOIN generations g ON g.id = i.generation_id WHERE i.org_id = ? AND i.key = ?",
-        (caller.org_id, key),
-    )
+    row = idempotency.original(ctx.store, caller.org_id, key)
     if row is None:
         return None
     if row["member_id"] != caller.member_id:
@@ -101,10 +99,7 @@ def _replay(ctx: SandboxContext, caller: Caller, key: str, digest: str) -> dict 
             "This idempotency key was already used with a different request body; "
             "use a new key for a different request."
         )
-    gen = ctx.store.query_one(
-        f"SELECT {GENERATION_COLUMNS} FROM generations WHERE id = ?",  # noqa: S608
-        (row["id"],),
-    )
+    gen = generation_rows.by_id(ctx.store, row["id"])
     return generation_json(gen, ctx.output_url, ctx.data_dir)
 
 
@@ -129,9 +124,7 @@ def submit(
         raise validation_error(str(exc), list(exc.details)) from None
 
     model = catalog.get_model(validated.model_id) or {}
-    org = ctx.store.query_one(
-        "SELECT plan, discount_percent FROM orgs WHERE id = ?", (caller.org_id,)
-    )
+    org = accounts.org(ctx.store, caller.org_id)
     plans = model.get("plans")
     if plans is not None and org["plan"] not in plans:
         raise forbidden(
@@ -171,47 +164,33 @@ def submit(
         prompt = ""
 
     with ctx.store.write() as conn:
-        raced = (
-            key is not None
-            and conn.execute(
-                "SELECT 1 FROM idempotency WHERE org_id = ? AND key = ?", (caller.org_id, key)
-            ).fetchone()
-            is not None
-        )
+        raced = key is not None and idempotency.taken(conn, caller.org_id, key)
         if not raced:
             _check_funds(conn, caller, amount)
             now = utcnow()
             created_at = ctx.store.next_created_at(conn)
             cycle = billing_cycle(now)
-            conn.execute(
-                "INSERT INTO generations(id, org_id, member_id, key_id, type, model, mode, status,"
-                " prompt, created_at, credits_reserved, idempotency_key, cycle, job_json) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)",
-                (
-                    generation_id,
-                    caller.org_id,
-                    caller.member_id,
-                    caller.key_id,
-                    kind,
-                    validated.model_id,
-                    validated.mode,
-                    prompt,
-                    created_at,
-                    amount,
-                    key,
-                    cycle,
-                    job.to_json(),
-                ),
+            pending = generation_rows.NewGeneration(
+                id=generation_id,
+                org_id=caller.org_id,
+                member_id=caller.member_id,
+                key_id=caller.key_id,
+                type=kind,
+                model=validated.model_id,
+                mode=validated.mode,
+                prompt=prompt,
+                created_at=created_at,
+                credits_reserved=amount,
+                idempotency_key=key,
+                cycle=cycle,
+                job_json=job.to_json(),
             )
+            generation_rows.insert_pending(conn, pending)
             ledger.reserve(
                 conn, caller.org_id, caller.member_id, generation_id, amount, cycle, created_at
             )
             if key is not None:
-                conn.execute(
-                    "INSERT INTO idempotency(org_id, key, request_hash, generation_id, created_at)"
-                    " VALUES (?, ?, ?, ?, ?)",
-                    (caller.org_id, key, digest, generation_id, created_at),
-                )
+                idempotency.bind(conn, caller.org_id, key, digest, generation_id, created_at)
     if raced:
         # Another request with this key committed between our first look and our transaction.
         original = _replay(ctx, caller, key, digest)
@@ -238,10 +217,7 @@ def submit(
 
 
 def _check_funds(conn, caller: Caller, amount: int) -> None:
-    row = conn.execute(
-        "SELECT o.available, m.cap FROM orgs o JOIN members m ON m.id = ? WHERE o.id = ?",
-        (caller.member_id, caller.org_id),
-    ).fetchone()
+    row = accounts.funds(conn, caller.org_id, caller.member_id)
     available, cap = row["available"], row["cap"]
     if amount > available:
         raise payment_required(

@@ -12,12 +12,13 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
-from .. import accounts, ledger, limits
+from .. import limits
 from ..config import GENERATION_ERROR_CODES
 from ..context import SandboxContext
+from ..db import accounts, assets, generations, ledger
 from ..errors import error_responses, field_error, not_found
 from ..seed import seed_generations
-from ..store import iso, parse_iso, to_cents, to_credits, utcnow
+from ..units import iso, parse_iso, to_cents, to_credits, utcnow
 from .deps import admin
 from .responses import json_response
 
@@ -135,14 +136,14 @@ def _key_json(row, api_key: str | None = None) -> dict[str, Any]:
 
 
 def _org(ctx: SandboxContext, org_id: str):
-    row = ctx.store.query_one("SELECT * FROM orgs WHERE id = ?", (org_id,))
+    row = accounts.org(ctx.store, org_id)
     if row is None:
         raise not_found(f"Organization {org_id} not found.")
     return row
 
 
 def _member(ctx: SandboxContext, member_id: str):
-    row = ctx.store.query_one("SELECT * FROM members WHERE id = ?", (member_id,))
+    row = accounts.member(ctx.store, member_id)
     if row is None:
         raise not_found(f"Member {member_id} not found.")
     return row
@@ -172,11 +173,9 @@ async def get_org(org_id: str, ctx: AdminDep):
 async def patch_org(org_id: str, body: OrgPatch, ctx: AdminDep):
     _org(ctx, org_id)
     with ctx.store.write() as conn:
-        for column in ("name", "plan", "discount_percent"):
-            value = getattr(body, column)
-            if value is not None:
-                sql = f"UPDATE orgs SET {column} = ? WHERE id = ?"  # noqa: S608 - fixed names
-                conn.execute(sql, (value, org_id))
+        accounts.update_org(
+            conn, org_id, name=body.name, plan=body.plan, discount_percent=body.discount_percent
+        )
         if body.balance is not None:
             ledger.set_available(conn, org_id, to_cents(body.balance))
         if body.grant is not None:
@@ -203,9 +202,9 @@ async def patch_member(member_id: str, body: MemberPatch, ctx: AdminDep):
     with ctx.store.write() as conn:
         if "cap" in body.model_fields_set:
             cap = None if body.cap is None else to_cents(body.cap)
-            conn.execute("UPDATE members SET cap = ? WHERE id = ?", (cap, member_id))
+            accounts.set_member_cap(conn, member_id, cap)
         if body.name is not None:
-            conn.execute("UPDATE members SET name = ? WHERE id = ?", (body.name, member_id))
+            accounts.set_member_name(conn, member_id, body.name)
     return json_response(_member_json(_member(ctx, member_id)))
 
 
@@ -215,27 +214,25 @@ async def create_key(member_id: str, body: KeyCreate, ctx: AdminDep):
     expires = _iso_or_422(body.expires_at, ["body", "expires_at"]) if body.expires_at else None
     with ctx.store.write() as conn:
         key_id, api_key = accounts.create_key(conn, member_id, member["org_id"], body.name, expires)
-    row = ctx.store.query_one("SELECT * FROM api_keys WHERE id = ?", (key_id,))
-    return json_response(_key_json(row, api_key))
+    return json_response(_key_json(accounts.key(ctx.store, key_id), api_key))
 
 
 @router.patch("/keys/{key_id}", summary="Revoke or expire a key")
 async def patch_key(key_id: str, body: KeyPatch, ctx: AdminDep):
-    if ctx.store.query_one("SELECT 1 FROM api_keys WHERE id = ?", (key_id,)) is None:
+    if accounts.key(ctx.store, key_id) is None:
         raise not_found(f"Key {key_id} not found.")
     with ctx.store.write() as conn:
         if body.revoked is not None:
             revoked_at = iso(utcnow()) if body.revoked else None
-            conn.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ?", (revoked_at, key_id))
+            accounts.set_key_revoked_at(conn, key_id, revoked_at)
         if body.expire_now:
-            conn.execute("UPDATE api_keys SET expires_at = ? WHERE id = ?", (iso(utcnow()), key_id))
+            accounts.set_key_expires_at(conn, key_id, iso(utcnow()))
         elif "expires_at" in body.model_fields_set:
             expires = (
                 _iso_or_422(body.expires_at, ["body", "expires_at"]) if body.expires_at else None
             )
-            conn.execute("UPDATE api_keys SET expires_at = ? WHERE id = ?", (expires, key_id))
-    row = ctx.store.query_one("SELECT * FROM api_keys WHERE id = ?", (key_id,))
-    return json_response(_key_json(row))
+            accounts.set_key_expires_at(conn, key_id, expires)
+    return json_response(_key_json(accounts.key(ctx.store, key_id)))
 
 
 @router.get("/config", summary="Runtime settings")
@@ -270,11 +267,7 @@ async def patch_config(body: ConfigPatch, ctx: AdminDep):
 async def get_ledger(org_id: str, ctx: AdminDep):
     with ctx.store.snapshot():  # balances and entries from the same moment
         org = _org(ctx, org_id)
-        rows = ctx.store.query_all(
-            "SELECT seq, kind, amount, member_id, generation_id, created_at, note FROM ledger "
-            "WHERE org_id = ? ORDER BY seq",
-            (org_id,),
-        )
+        rows = ledger.entries(ctx.store, org_id)
     entries = [
         {
             "seq": r["seq"],
@@ -292,25 +285,13 @@ async def get_ledger(org_id: str, ctx: AdminDep):
 
 @router.get("/state", summary="Counts, settings and the server's identity")
 async def get_state(ctx: AdminDep):
-    counts = {
-        "orgs": ctx.store.query_one("SELECT COUNT(*) FROM orgs")[0],
-        "members": ctx.store.query_one("SELECT COUNT(*) FROM members")[0],
-        "keys": ctx.store.query_one("SELECT COUNT(*) FROM api_keys")[0],
-        "assets": ctx.store.query_one("SELECT COUNT(*) FROM assets")[0],
-    }
-    statuses = {
-        r["status"]: r["n"]
-        for r in ctx.store.query_all(
-            "SELECT status, COUNT(*) AS n FROM generations GROUP BY status"
-        )
-    }
     return json_response(
         {
             "base_url": ctx.base_url,
             "data_dir": str(ctx.data_dir),
-            "counts": counts,
-            "org_ids": [r[0] for r in ctx.store.query_all("SELECT id FROM orgs ORDER BY rowid")],
-            "generations": statuses,
+            "counts": {**accounts.counts(ctx.store), "assets": assets.count(ctx.store)},
+            "org_ids": accounts.org_ids(ctx.store),
+            "generations": generations.status_counts(ctx.store),
             "config": ctx.config.current.to_dict(),
         }
     )

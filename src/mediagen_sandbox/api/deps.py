@@ -7,9 +7,9 @@ from typing import Any
 from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader
 
-from .. import accounts
-from ..accounts import Caller
 from ..context import SandboxContext
+from ..db import accounts
+from ..db.accounts import Caller
 from ..errors import APIError, unauthenticated
 
 _admin_header = APIKeyHeader(

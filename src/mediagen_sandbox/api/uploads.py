@@ -20,10 +20,11 @@ from starlette.concurrency import run_in_threadpool
 
 from .. import media
 from ..context import UPLOAD_PART_SUFFIX, SandboxContext
+from ..db import assets
 from ..errors import APIError, conflict, error_responses, field_error, forbidden, not_found
 from ..schemas import UploadDone, UploadRequest, UploadTicket
-from ..store import iso, utcnow
 from ..submit import new_asset_id
+from ..units import iso
 from .deps import authenticate, get_ctx
 from .parsing import body_doc, read_body
 from .responses import json_response
@@ -81,19 +82,15 @@ async def register_upload(request: Request):
 def _register(ctx: SandboxContext, who, body: UploadRequest) -> str:
     asset_id = new_asset_id()
     with ctx.store.write() as conn:
-        conn.execute(
-            "INSERT INTO assets(id, org_id, member_id, media, content_type, filename, size_bytes,"
-            " status, source, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 'upload', ?)",
-            (
-                asset_id,
-                who.org_id,
-                who.member_id,
-                _media_of(body.content_type),
-                body.content_type,
-                _safe_filename(body.filename),
-                body.size_bytes,
-                iso(utcnow()),
-            ),
+        assets.register_upload(
+            conn,
+            asset_id,
+            who.org_id,
+            who.member_id,
+            _media_of(body.content_type),
+            body.content_type,
+            _safe_filename(body.filename),
+            body.size_bytes,
         )
     return asset_id
 
@@ -131,9 +128,7 @@ async def put_upload(
     sig: Annotated[str | None, Query()] = None,
 ):
     _check_signature(ctx, "upload", asset_id, "", expires, sig)
-    row = ctx.store.query_one(
-        "SELECT org_id, content_type, size_bytes, status FROM assets WHERE id = ?", (asset_id,)
-    )
+    row = assets.upload_target(ctx.store, asset_id)
     if row is None:
         raise not_found(f"Asset {asset_id} not found.")
     if row["status"] == "ready":
@@ -200,14 +195,11 @@ def _commit_upload(ctx: SandboxContext, asset_id: str, part_path, final_path, pr
     The rename happens inside the write transaction, so exactly one PUT's file becomes the
     asset's, and the row says ready only with a complete file in place."""
     with ctx.store.write() as conn:
-        row = conn.execute("SELECT status FROM assets WHERE id = ?", (asset_id,)).fetchone()
-        if row is None or row["status"] == "ready":
+        if assets.status(conn, asset_id) in (None, "ready"):
             return False
         os.replace(part_path, final_path)
-        conn.execute(
-            "UPDATE assets SET status = 'ready', path = ?, width = ?, height = ?, "
-            "duration_seconds = ? WHERE id = ?",
-            (str(final_path), probe.width, probe.height, probe.duration_seconds, asset_id),
+        assets.mark_ready(
+            conn, asset_id, str(final_path), probe.width, probe.height, probe.duration_seconds
         )
     return True
 
@@ -253,9 +245,7 @@ async def get_file(
     sig: Annotated[str | None, Query()] = None,
 ):
     _check_signature(ctx, "output", asset_id, filename, expires, sig)
-    row = ctx.store.query_one(
-        "SELECT path, content_type, filename, status FROM assets WHERE id = ?", (asset_id,)
-    )
+    row = assets.download(ctx.store, asset_id)
     if row is None or row["status"] != "ready" or row["filename"] != filename:
         raise not_found(f"File {asset_id}/{filename} not found.")
     if not await run_in_threadpool(os.path.exists, row["path"]):

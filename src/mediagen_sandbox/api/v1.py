@@ -13,11 +13,14 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import catalog, limits
-from ..accounts import Caller
 from ..asgi import DROP_SCOPE_KEY
 from ..context import SandboxContext
+from ..db import accounts
+from ..db import generations as rows
+from ..db.accounts import Caller
+from ..db.ledger import member_used
 from ..errors import error_responses, field_error, not_found, validation_error
-from ..generations import decode_cursor, fetch_generation, generation_json, list_generations
+from ..generations import generation_json
 from ..lookup import OrgLookup
 from ..schemas import (
     AudioRequest,
@@ -29,8 +32,8 @@ from ..schemas import (
     ModelList,
     VideoRequest,
 )
-from ..store import billing_cycle, cycle_reset_at, parse_iso, to_credits, utcnow
 from ..submit import credits_after_discount, submit
+from ..units import billing_cycle, cycle_reset_at, parse_iso, to_credits, utcnow
 from .deps import authenticate
 from .parsing import body_doc, parse_body, parse_query, query_doc, read_json
 from .responses import json_response
@@ -87,7 +90,7 @@ async def get_generation(request: Request, generation_id: str):
         raise field_error(
             ["path", "generation_id"], "must be a UUID-shaped generation id", "uuid_parsing"
         )
-    row = fetch_generation(ctx.store, generation_id.lower(), who.member_id)
+    row = rows.of_member(ctx.store, generation_id.lower(), who.member_id)
     if row is None:
         raise not_found(f"Generation {generation_id} not found for this key.")
     return json_response(generation_json(row, ctx.output_url, ctx.data_dir))
@@ -164,18 +167,19 @@ async def get_generations(request: Request):
             ) from None
     if q.after is not None:
         try:
-            decode_cursor(q.after)
+            rows.decode_cursor(q.after)
         except ValueError as exc:
             raise field_error(["query", "after"], str(exc), "cursor_invalid") from None
     return json_response(await ctx.turns.run(who.org_id, _page, ctx, who, q))
 
 
 def _page(ctx: SandboxContext, who: Caller, q: ListQuery) -> dict:
-    rows, next_cursor = list_generations(
-        ctx.store, who.member_id, q.limit, q.after, q.status, q.type, q.model, q.created_after
+    filters = {"status": q.status, "type": q.type, "model": q.model}
+    found, next_cursor = rows.page(
+        ctx.store, who.member_id, q.limit, q.after, filters, q.created_after
     )
     return {
-        "data": [generation_json(r, ctx.output_url, ctx.data_dir) for r in rows],
+        "data": [generation_json(r, ctx.output_url, ctx.data_dir) for r in found],
         "next_cursor": next_cursor,
         "has_more": next_cursor is not None,
     }
@@ -257,11 +261,7 @@ class EstimateQuery(BaseModel):
 
 def spendable(ctx: SandboxContext, who: Caller) -> dict:
     """Balances as the key sees them: the org's available credits, capped by the member cap."""
-    row = ctx.store.query_one(
-        "SELECT o.available, o.reserved, o.plan, o.discount_percent, m.cap "
-        "FROM orgs o JOIN members m ON m.id = ? WHERE o.id = ?",
-        (who.member_id, who.org_id),
-    )
+    row = accounts.funds(ctx.store, who.org_id, who.member_id)
     available = row["available"]
     out = {
         "balance": to_credits(available),
@@ -273,11 +273,7 @@ def spendable(ctx: SandboxContext, who: Caller) -> dict:
     }
     if row["cap"] is not None:
         cycle = billing_cycle(utcnow())
-        used_row = ctx.store.query_one(
-            "SELECT used FROM member_usage WHERE member_id = ? AND cycle = ?",
-            (who.member_id, cycle),
-        )
-        used = used_row[0] if used_row else 0
+        used = member_used(ctx.store.conn(), who.member_id, cycle)
         remaining = max(row["cap"] - used, 0)
         out["balance"] = to_credits(min(available, remaining))
         out["member_limit"] = {

@@ -3,7 +3,7 @@
 Each organization row carries four running totals in cents that always satisfy
 ``available + reserved + charged == granted``; every move also appends a ledger entry, so the
 totals can be re-derived from the entries. A member's usage in the current billing cycle
-(reserved + charged) is kept beside it for the per-member cap. All functions take the
+(reserved + charged) is kept beside it for the per-member cap. Every move takes the
 connection of an open write transaction (:meth:`Store.write`).
 """
 
@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from .store import iso, utcnow
+from ..units import iso, utcnow
+from .store import Store
 
 
 def _entry(
@@ -103,3 +104,30 @@ def member_used(conn: sqlite3.Connection, member_id: str, cycle: str) -> int:
         "SELECT used FROM member_usage WHERE member_id = ? AND cycle = ?", (member_id, cycle)
     ).fetchone()
     return row[0] if row else 0
+
+
+def entries(store: Store, org_id: str) -> list[sqlite3.Row]:
+    """Every ledger entry of the organization, in order."""
+    return store.query_all(
+        "SELECT seq, kind, amount, member_id, generation_id, created_at, note FROM ledger "
+        "WHERE org_id = ? ORDER BY seq",
+        (org_id,),
+    )
+
+
+def add_seeded(
+    conn: sqlite3.Connection, org_id: str, rows: list[tuple], reserved: int, charged: int
+) -> None:
+    """Synthetic history's entries, (org_id, member_id, generation_id, kind, amount,
+    created_at, note) each, and the balances they move: what was granted for them and not
+    refunded leaves ``available``; part of it is still reserved, the rest charged."""
+    conn.executemany(
+        "INSERT INTO ledger(org_id, member_id, generation_id, kind, amount, created_at, note) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    conn.execute(
+        "UPDATE orgs SET available = available - ?, reserved = reserved + ?, "
+        "charged = charged + ? WHERE id = ?",
+        (reserved + charged, reserved, charged, org_id),
+    )

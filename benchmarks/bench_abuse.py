@@ -41,7 +41,9 @@ _CONTENT_LENGTH = re.compile(rb"content-length:\s*(\d+)", re.I)
 FLOOD_KEYS = 8
 FLOOD_CONNECTIONS = 16
 FLOOD_CLIENT_NICENESS = 10
-SMALL_REQUESTS = 300
+# p99 of 1,000 samples is the 10th slowest; of the 300 this once took, it was the 3rd, and a
+# single hiccup of the machine (idle or not) moved the ratio by a factor of two or more.
+SMALL_REQUESTS = 1000
 PACE = 0.01  # seconds between the small organization's requests
 
 SMALL_IMAGE = {"model": "pixel-1", "prompt": "a lighthouse", "aspect_ratio": "1:1"}
@@ -222,6 +224,7 @@ def one_round(jobs: int, warm_up: float) -> dict:
         conn.close()
         one_image_jobs(sb.base_url, auth, 2)  # workers warm, sample assets rendered
 
+        idle_load = os.getloadavg()[0]
         idle_p99, idle_job = measure(sb.base_url, auth, first, jobs)
 
         ctx = multiprocessing.get_context("spawn")
@@ -230,13 +233,15 @@ def one_round(jobs: int, warm_up: float) -> dict:
         flooding.start()
         time.sleep(warm_up)  # the flood's jobs are queued and rendering
         started = time.perf_counter()
+        flood_load = os.getloadavg()[0]
         flood_p99, flood_job = measure(sb.base_url, auth, first, jobs)
         window = time.perf_counter() - started + warm_up
         stop.set()
         counts = result.get(timeout=120)
         flooding.join(30)
     return {"idle_p99": idle_p99, "idle_job": idle_job, "flood_p99": flood_p99,
-            "flood_job": flood_job, "counts": counts, "window": window}  # fmt: skip
+            "flood_job": flood_job, "counts": counts, "window": window,
+            "idle_load": idle_load, "flood_load": flood_load}  # fmt: skip
 
 
 def main() -> int:
@@ -259,13 +264,18 @@ def main() -> int:
         print(f"round {n + 1}: p99 idle {r['idle_p99'] * 1000:.1f} ms, flood "
               f"{r['flood_p99'] * 1000:.1f} ms; job idle {r['idle_job'] * 1000:.0f} ms, flood "
               f"{r['flood_job'] * 1000:.0f} ms; flood {total / r['window']:.0f} req/s "
-              f"{r['counts']}")  # fmt: skip
-    p99_ratio = statistics.median(r["flood_p99"] / r["idle_p99"] for r in rounds)
-    job_ratio = statistics.median(r["flood_job"] / r["idle_job"] for r in rounds)
-    print(f"small org request p99 under flood / idle (median of rounds): {p99_ratio:.2f}  "
-          f"(goal <= 3)  {'OK' if p99_ratio <= 3 else 'MISSED'}")  # fmt: skip
-    print(f"small org one-image job latency under flood / idle (median): {job_ratio:.2f}  "
-          f"(goal <= 2)  {'OK' if job_ratio <= 2 else 'MISSED'}")  # fmt: skip
+              f"{r['counts']}; load average {r['idle_load']:.1f} idle, "
+              f"{r['flood_load']:.1f} flood")  # fmt: skip
+    p99_ratios = [r["flood_p99"] / r["idle_p99"] for r in rounds]
+    job_ratios = [r["flood_job"] / r["idle_job"] for r in rounds]
+    for name, ratios, goal in (
+        ("request p99", p99_ratios, 3),
+        ("one-image job latency", job_ratios, 2),
+    ):
+        median = statistics.median(ratios)
+        print(f"small org {name} under flood / idle: median {median:.2f} (rounds "
+              f"{', '.join(f'{x:.2f}' for x in ratios)})  (goal <= {goal})  "
+              f"{'OK' if median <= goal else 'MISSED'}")  # fmt: skip
     print(
         f"load average at the end {os.getloadavg()[0]:.1f} (other work on the machine "
         "inflates both sides; compare rounds)"

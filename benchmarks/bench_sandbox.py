@@ -145,7 +145,7 @@ def serve_baseline(body_file: str, key_hash: str) -> None:
     sock.bind(("127.0.0.1", 0))
     print(f"BASELINE_URL=http://127.0.0.1:{sock.getsockname()[1]}", flush=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
-    asyncio.run(server.serve(sockets=[sock]))
+    server.run(sockets=[sock])  # the event loop the sandbox runs on (uvloop where installed)
 
 
 def start_baseline(body_file: str, key_hash: str) -> tuple[subprocess.Popen, str]:

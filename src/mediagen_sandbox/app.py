@@ -28,7 +28,8 @@ class SandboxApp(FastAPI):
 
     def build_middleware_stack(self):
         inner = super().build_middleware_stack()
-        return OuterLayer(inner, self.state.ctx.is_api_key, self.state.ctx.is_admin_token)
+        ctx = self.state.ctx
+        return OuterLayer(inner, ctx.lookup_key, ctx.is_admin_token, ctx.admission)
 
 
 def create_app(ctx: SandboxContext, *, start_runner: bool = True) -> SandboxApp:
@@ -42,6 +43,7 @@ def create_app(ctx: SandboxContext, *, start_runner: bool = True) -> SandboxApp:
         finally:
             if start_runner:
                 ctx.runner.stop()
+            ctx.bodies.stop()
 
     app = SandboxApp(
         title="Media Generation Service (mediagen sandbox)",

@@ -11,6 +11,9 @@ It is a pure ASGI wrapper placed *outside* Starlette's own middleware stack (see
   registered size) is capped at ``limits.BODY_BYTES``: a declared ``Content-Length`` above it
   is answered 413 before anything is read, and a chunked body is cut off with 413 when it
   passes the cap;
+- a `/v1` request with a valid API key waits for its organization's turn at the door
+  (:mod:`mediagen_sandbox.fairness`) before its body is read; the key's lookup is kept in
+  ``scope["mediagen.key"]`` for the handler's authentication;
 - a handler can ask for the connection to be dropped before the response is sent (the
   ``[[drop]]`` fault): it sets ``scope["mediagen.drop"].requested = True`` and this layer aborts
   the transport instead of sending the response start.
@@ -27,12 +30,15 @@ from collections.abc import Callable
 from typing import Any
 
 from . import limits
+from .db.accounts import Caller, KeyState
 from .errors import body_too_large
+from .fairness import OrgGates
 
 log = logging.getLogger("mediagen_sandbox")
 
 TRACE_SCOPE_KEY = "mediagen.trace_id"
 DROP_SCOPE_KEY = "mediagen.drop"
+KEY_SCOPE_KEY = "mediagen.key"  # (key state, caller or None) of the request's bearer key
 
 
 def new_trace_id() -> str:
@@ -66,12 +72,14 @@ class OuterLayer:
     def __init__(
         self,
         app: Callable,
-        is_api_key: Callable[[str], bool],
+        lookup_key: Callable[[str], tuple[str, Caller | None]],
         is_admin_token: Callable[[str], bool],
+        admission: OrgGates,
     ) -> None:
         self.app = app
-        self.is_api_key = is_api_key
+        self.lookup_key = lookup_key
         self.is_admin_token = is_admin_token
+        self.admission = admission
 
     async def __call__(self, scope: dict[str, Any], receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":
@@ -97,6 +105,21 @@ class OuterLayer:
                 return
             receive = _capped_receive(receive)
 
+        org_id = self._org_in_turn(scope)
+        if org_id is None:
+            await self._serve(scope, receive, send, drop, trace_header)
+            return
+        async with self.admission.turn(org_id):
+            await self._serve(scope, receive, send, drop, trace_header)
+
+    async def _serve(
+        self,
+        scope: dict[str, Any],
+        receive: Callable,
+        send: Callable,
+        drop: DropSignal,
+        trace_header: tuple[bytes, bytes],
+    ) -> None:
         dropped = False
         started = complete = False
 
@@ -133,14 +156,30 @@ class OuterLayer:
         path: str = scope.get("path", "")
         if path == "/v1" or path.startswith(("/v1/", "/files/")):
             return False
-        auth = _header(scope, b"authorization")
-        if not auth or auth[:7].lower() != "bearer ":
+        token = bearer_token(scope)
+        if not token:
             return False
         if path.startswith("/admin"):
-            token = _header(scope, b"x-admin-token")
-            if token and self.is_admin_token(token):
+            admin_token = _header(scope, b"x-admin-token")
+            if admin_token and self.is_admin_token(admin_token):
                 return False
-        return self.is_api_key(auth[7:].strip())
+        return self.lookup_key(token)[0] == KeyState.VALID
+
+    def _org_in_turn(self, scope: dict[str, Any]) -> str | None:
+        """The organization of a `/v1` request's valid key (its lookup kept in the scope)."""
+        if not scope.get("path", "").startswith("/v1/"):
+            return None
+        token = bearer_token(scope)
+        if not token:
+            return None
+        found = scope[KEY_SCOPE_KEY] = self.lookup_key(token)
+        return found[1].org_id if found[1] is not None else None
+
+
+def bearer_token(scope: dict[str, Any]) -> str:
+    """The API key of ``Authorization: Bearer <key>``, or ``""``."""
+    auth = _header(scope, b"authorization")
+    return auth[7:].strip() if auth and auth[:7].lower() == "bearer " else ""
 
 
 def _body_capped(scope: dict[str, Any]) -> bool:

@@ -15,10 +15,11 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .bodies import BodyParser
 from .config import ConfigHolder, RuntimeConfig
 from .db import accounts, ledger
 from .db.store import Store
-from .fairness import OrgTurns
+from .fairness import OrgGates, OrgTurns, org_admission
 from .jobs import JobRunner
 from .media.formats import RENDERING_PREFIX
 from .ratelimit import RateLimiter
@@ -61,11 +62,15 @@ class SandboxContext:
     bootstrap_key: str
     limiter: RateLimiter = field(default_factory=RateLimiter)
     turns: OrgTurns = field(default_factory=OrgTurns)
+    admission: OrgGates = field(default_factory=org_admission)
+    bodies: BodyParser = field(default_factory=BodyParser)
     rng: random.Random = field(default_factory=random.Random)
     base_url: str = "http://127.0.0.1:8765"
 
     @classmethod
-    def open(cls, data_dir: Path, config: RuntimeConfig, workers: int = 2) -> SandboxContext:
+    def open(
+        cls, data_dir: Path, config: RuntimeConfig, workers: int | None = None
+    ) -> SandboxContext:
         data_dir = Path(data_dir).expanduser().resolve()
         (data_dir / "assets").mkdir(parents=True, exist_ok=True)
         remove_crash_leftovers(data_dir)
@@ -89,9 +94,8 @@ class SandboxContext:
     def is_admin_token(self, token: str) -> bool:
         return hmac.compare_digest(token.encode(), self.admin_token.encode())
 
-    def is_api_key(self, token: str) -> bool:
-        state, _ = accounts.lookup_key(self.store, token)
-        return state == accounts.KeyState.VALID
+    def lookup_key(self, token: str) -> tuple[str, accounts.Caller | None]:
+        return accounts.lookup_key(self.store, token)
 
     def output_url(self, asset_id: str, filename: str) -> str:
         ttl = self.config.current.output_url_ttl_seconds

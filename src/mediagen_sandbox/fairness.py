@@ -1,18 +1,25 @@
 """Request work shared out across organizations, so that no organization can stall the others.
 
-The heavy part of a request (parsing and validating a body of up to 1 MiB, asset lookups,
-pricing, the write transaction, a history page) runs on a worker thread, off the event loop.
-Threads share one GIL, though: a flood of heavy requests on sixteen connections would keep
-sixteen threads busy and the event loop would wait its turn behind all of them, for everyone.
-So each organization runs at most ``PER_ORG`` such pieces of work at a time; its other requests
-wait (in the event loop, costing nothing) for their turn, and every other organization finds
-the loop and the threads free.
+Two gates, both per organization, both waiting in the event loop (costing nothing):
+
+- :func:`org_admission`, at the door: at most ``ADMITTED_PER_ORG`` requests of one organization
+  are inside the application at a time. It is taken before the body is read (the API key is
+  known from the headers), so a flood's waiting requests cost the server no reading, parsing or
+  memory; the server's flow control stops reading their connections.
+- :class:`OrgTurns`, for the heavy part of a request (parsing and validating a body of up to
+  1 MiB, asset lookups, pricing, the write transaction, a history page), which runs on a worker
+  thread, off the event loop. Threads share one GIL, though: a flood of heavy requests would
+  keep every thread busy and the event loop would wait its turn behind all of them, for
+  everyone. So each organization runs at most ``PER_ORG`` such pieces of work at a time.
+
+Every other organization finds the event loop, the threads and the GIL free.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 from starlette.concurrency import run_in_threadpool
@@ -20,27 +27,47 @@ from starlette.concurrency import run_in_threadpool
 T = TypeVar("T")
 
 PER_ORG = 1  # one piece of heavy work per organization at a time; a flood waits in line
+# Requests of one organization being served at once. A notebook, a batch script or a widget
+# rarely has more than two in flight; a flood's sixteen connections are served four at a time.
+ADMITTED_PER_ORG = 4
 
 
-class OrgTurns:
+class OrgGates:
+    """One semaphore of ``size`` per organization, forgotten when the organization is idle."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._gates: dict[str, asyncio.Semaphore] = {}
+        self._users: dict[str, int] = {}
+
+    @asynccontextmanager
+    async def turn(self, org_id: str) -> AsyncIterator[None]:
+        gate = self._gates.get(org_id)
+        if gate is None:
+            gate = self._gates[org_id] = asyncio.Semaphore(self.size)
+        self._users[org_id] = self._users.get(org_id, 0) + 1
+        try:
+            async with gate:
+                yield
+        finally:
+            self._users[org_id] -= 1
+            if not self._users[org_id]:
+                del self._users[org_id]
+                del self._gates[org_id]
+
+
+def org_admission() -> OrgGates:
+    """The door's gates: ``async with admission.turn(org_id)`` around a whole request."""
+    return OrgGates(ADMITTED_PER_ORG)
+
+
+class OrgTurns(OrgGates):
     """``await turns.run(org_id, fn, *args)``: ``fn(*args)`` on a worker thread, at most
     ``per_org`` at a time for one organization."""
 
     def __init__(self, per_org: int = PER_ORG) -> None:
-        self.per_org = per_org
-        self._gates: dict[str, asyncio.Semaphore] = {}
-        self._users: dict[str, int] = {}
+        super().__init__(per_org)
 
     async def run(self, org_id: str, fn: Callable[..., T], *args: Any) -> T:
-        gate = self._gates.get(org_id)
-        if gate is None:
-            gate = self._gates[org_id] = asyncio.Semaphore(self.per_org)
-        self._users[org_id] = self._users.get(org_id, 0) + 1
-        try:
-            async with gate:
-                return await run_in_threadpool(fn, *args)
-        finally:
-            self._users[org_id] -= 1
-            if not self._users[org_id]:  # forget idle organizations
-                del self._users[org_id]
-                del self._gates[org_id]
+        async with self.turn(org_id):
+            return await run_in_threadpool(fn, *args)

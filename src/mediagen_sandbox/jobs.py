@@ -1,14 +1,21 @@
 """The job runner: waits out the simulated latency, renders in worker processes, settles credits.
 
-Why processes: rendering (PIL, PyAV, numpy) holds the GIL and burns CPU; in a small pool of
-niced worker processes it cannot slow request handling down. A job's life:
+Why processes: rendering (PIL, PyAV, numpy) holds the GIL and burns CPU; in niced worker
+processes it cannot slow request handling down. A job's life:
 
 1. ``schedule(job)`` puts it on a timer heap at ``job.due_at`` (now + latency × speed).
 2. When due, a planned failure is settled at once; otherwise the job waits in its
-   organization's queue, and a free worker takes the next job round-robin across the
-   organizations, an organization holding at most ``workers - 1`` workers (all of them with a
-   single worker). So one organization's flood of large jobs never makes another's one image
-   wait behind it: a worker is always free for, or next to go to, someone else.
+   organization's queue, and free workers take the next jobs round-robin across the
+   organizations, in two lanes of workers (see :class:`Lane`):
+
+   - the *foreground* lane renders lone jobs: an organization's job when it has nothing else
+     rendering or waiting (someone at a notebook, waiting for that one result);
+   - the *background* lane, at the lowest OS priority, renders the jobs of an organization
+     with a backlog (a batch, a flood). On an idle machine it runs just as fast; on a busy
+     one it takes what the server and the lone jobs leave.
+
+   So one organization's flood of large jobs never makes another's one image wait behind it,
+   neither for a worker nor for the CPU.
 3. ``finalize``: one write transaction marks the generation completed (reservation -> charge,
    output assets registered) or failed (reservation refunded, error recorded). It only acts on a
    generation that is still pending, so a job settled twice (e.g. after a restart) is harmless.
@@ -16,19 +23,14 @@ niced worker processes it cannot slow request handling down. A job's life:
 Everything a job needs is stored with the generation (``job_json``), so pending generations are
 re-scheduled after a restart; one whose job cannot be read back is failed and refunded.
 
-Workers watch their server: each waits on its parent's sentinel and exits when the server is
-gone, however it went (a kill -9 included), and with them goes multiprocessing's resource
-tracker, which lives as long as anyone holds its pipe.
+Workers die with their server, however it went (see :mod:`mediagen_sandbox.children`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import heapq
 import json
 import logging
-import multiprocessing
-import multiprocessing.connection
 import os
 import threading
 import time
@@ -39,6 +41,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .children import process_pool, stop_pool
 from .db import assets, ledger
 from .db import generations as rows
 from .db.store import Store
@@ -47,7 +50,35 @@ from .units import iso, utcnow
 
 log = logging.getLogger("mediagen_sandbox.jobs")
 
-RENDER_NICENESS = 2  # a little below the server, so renders yield to request handling
+FOREGROUND_NICENESS = 2  # a little below the server, so renders yield to request handling
+BACKGROUND_NICENESS = 19  # the lowest: a backlog renders on what everyone else leaves
+
+
+def lane_sizes(cpus: int | None) -> tuple[int, int]:
+    """(foreground, background) workers for a machine with ``cpus`` cores.
+
+    A render is one CPU-bound process, so workers beyond the cores only take turns on them.
+    The background lane gets every core but the one the server needs; the foreground lane
+    keeps at least two workers, so a lone job finds one free even while another
+    organization's first job (before its backlog builds up) is still rendering there.
+    """
+    cpus = max(1, cpus or 1)
+    return max(2, cpus // 2), max(1, cpus - 1)
+
+
+@dataclass
+class Lane:
+    """Render workers at one OS priority; ``busy`` counts the jobs they hold."""
+
+    name: str
+    workers: int
+    niceness: int
+    busy: int = 0
+    pool: ProcessPoolExecutor | None = None
+
+    @property
+    def free(self) -> bool:
+        return self.busy < self.workers
 
 
 @dataclass
@@ -101,23 +132,6 @@ class Job:
         )
 
 
-def _start_worker() -> None:
-    """Runs first in each worker: lower priority than the server, and die with the server."""
-    with contextlib.suppress(OSError):
-        os.nice(RENDER_NICENESS)
-    parent = multiprocessing.parent_process()
-    if parent is not None:
-        threading.Thread(
-            target=_exit_with, args=(parent.sentinel,), name="parent-watch", daemon=True
-        ).start()
-
-
-def _exit_with(sentinel: int) -> None:
-    """Return never, unless the parent exited: then end this worker at once."""
-    multiprocessing.connection.wait([sentinel])
-    os._exit(0)
-
-
 def render_job(specs: list[OutputSpec], paths: list[str]) -> list[RenderedOutput]:
     """Runs in a worker process."""
     from .media import render
@@ -126,18 +140,18 @@ def render_job(specs: list[OutputSpec], paths: list[str]) -> list[RenderedOutput
 
 
 class JobRunner:
-    def __init__(self, store: Store, workers: int = 2) -> None:
+    def __init__(self, store: Store, workers: int | None = None) -> None:
+        """``workers``: per lane; by default from the machine's cores (:func:`lane_sizes`)."""
         self.store = store
-        self.workers = workers
-        self.per_org = max(1, workers - 1)
+        foreground, background = lane_sizes(os.cpu_count()) if workers is None else (workers,) * 2
+        self.foreground = Lane("foreground", foreground, FOREGROUND_NICENESS)
+        self.background = Lane("background", background, BACKGROUND_NICENESS)
         self._heap: list[tuple[float, int, Job]] = []
         self._seq = 0
         self._cond = threading.Condition()
         # organization -> its due jobs; dict order is the round-robin order
         self._waiting: dict[str, deque[Job]] = {}
-        self._rendering: dict[str, int] = {}  # organization -> jobs in the pool
-        self._inflight = 0
-        self._pool: ProcessPoolExecutor | None = None
+        self._rendering: dict[str, int] = {}  # organization -> jobs in the pools
         self._pool_lock = threading.Lock()
         self._stopping = False
         self._thread = threading.Thread(target=self._timer_loop, name="job-timer", daemon=True)
@@ -160,31 +174,24 @@ class JobRunner:
             self._stopping = True
             self._cond.notify_all()
         self._thread.join(timeout=5)
-        with self._pool_lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            workers = list(getattr(pool, "_processes", {}).values())
-            pool.shutdown(wait=False, cancel_futures=True)
-            for worker in workers:  # a render in progress is resumed after the restart
-                worker.terminate()
-            for worker in workers:
-                worker.join(timeout=5)
+        for lane in (self.foreground, self.background):
+            with self._pool_lock:
+                pool, lane.pool = lane.pool, None
+            if pool is not None:  # a render in progress is resumed after the restart
+                stop_pool(pool)
 
     def warm_up(self) -> None:
-        """Start the worker processes now rather than on the first job."""
-        pool = self._get_pool()
-        for future in [pool.submit(os.getpid) for _ in range(self.workers)]:
+        """Start the foreground workers now rather than on the first job (the background
+        lane starts when a backlog first forms)."""
+        pool = self._get_pool(self.foreground)
+        for future in [pool.submit(os.getpid) for _ in range(self.foreground.workers)]:
             future.result(timeout=60)
 
-    def _get_pool(self) -> ProcessPoolExecutor:
+    def _get_pool(self, lane: Lane) -> ProcessPoolExecutor:
         with self._pool_lock:
-            if self._pool is None:
-                self._pool = ProcessPoolExecutor(
-                    max_workers=self.workers,
-                    mp_context=multiprocessing.get_context("spawn"),
-                    initializer=_start_worker,
-                )
-            return self._pool
+            if lane.pool is None:
+                lane.pool = process_pool(lane.workers, lane.niceness)
+            return lane.pool
 
     # -- scheduling -------------------------------------------------------------------------
 
@@ -240,44 +247,54 @@ class JobRunner:
         """Hand due jobs to free workers, the organizations taking turns."""
         while True:
             with self._cond:
-                if self._stopping or self._inflight >= self.workers:
+                if self._stopping:
                     return
-                job = self._next_job()
-                if job is None:
+                picked = self._next_job()
+                if picked is None:
                     return
-                self._inflight += 1
+                job, lane = picked
+                lane.busy += 1
                 self._rendering[job.org_id] = self._rendering.get(job.org_id, 0) + 1
-            self._send_to_pool(job)
+            self._send_to_pool(job, lane)
 
-    def _next_job(self) -> Job | None:
-        """The next organization in turn that holds fewer than ``per_org`` workers gives its
-        oldest job and goes to the back of the line (call with ``_cond`` held)."""
+    def _next_job(self) -> tuple[Job, Lane] | None:
+        """The next organization in turn with a free worker in its lane gives its oldest job
+        and goes to the back of the line (call with ``_cond`` held)."""
         for org, queue in self._waiting.items():
-            if self._rendering.get(org, 0) < self.per_org:
+            lane = self._lane_for(org, queue)
+            if lane is not None:
                 job = queue.popleft()
                 del self._waiting[org]
                 if queue:
                     self._waiting[org] = queue
-                return job
+                return job, lane
         return None
 
-    def _send_to_pool(self, job: Job) -> None:
+    def _lane_for(self, org: str, queue: deque[Job]) -> Lane | None:
+        """A lone job takes any free worker, the foreground first; a backlog waits for the
+        background lane."""
+        lone = len(queue) == 1 and not self._rendering.get(org)
+        lanes = (self.foreground, self.background) if lone else (self.background,)
+        return next((lane for lane in lanes if lane.free), None)
+
+    def _send_to_pool(self, job: Job, lane: Lane) -> None:
         try:
-            future = self._get_pool().submit(render_job, job.specs, [s.path for s in job.slots])
+            pool = self._get_pool(lane)
+            future = pool.submit(render_job, job.specs, [s.path for s in job.slots])
         except Exception:
             log.exception("render submit failed for %s", job.generation_id)
-            self._render_done(job, None)
+            self._render_done(job, lane, None)
             return
-        future.add_done_callback(lambda fut: self._render_done(job, fut))
+        future.add_done_callback(lambda fut: self._render_done(job, lane, fut))
 
-    def _render_done(self, job: Job, future: Future | None) -> None:
+    def _render_done(self, job: Job, lane: Lane, future: Future | None) -> None:
         try:
             rendered = future.result() if future is not None else None
         except Exception as exc:
             log.warning("render failed for %s: %s", job.generation_id, exc)
             if type(exc).__name__ == "BrokenProcessPool":
                 with self._pool_lock:
-                    self._pool = None
+                    lane.pool = None
             rendered = None
         try:
             if rendered is None:
@@ -289,7 +306,7 @@ class JobRunner:
         except Exception:
             log.exception("settling %s failed", job.generation_id)
         with self._cond:
-            self._inflight -= 1
+            lane.busy -= 1
             left = self._rendering.pop(job.org_id) - 1
             if left:
                 self._rendering[job.org_id] = left

@@ -13,7 +13,6 @@ job runner stops; pending generations are resumed on the next start).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import logging
 import signal
@@ -39,7 +38,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--speed", type=float, default=1.0, help="latency multiplier; 0 = as fast as possible"
     )
-    parser.add_argument("--workers", type=int, default=2, help="render processes (max 2)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="render processes per lane (default: from the number of cores)",
+    )
     parser.add_argument("--log-level", default="warning")
     return parser.parse_args(argv)
 
@@ -90,7 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     data_dir = args.data_dir or default_data_dir()
     try:
         ctx = SandboxContext.open(
-            data_dir, RuntimeConfig(speed=args.speed), workers=max(1, min(args.workers, 2))
+            data_dir,
+            RuntimeConfig(speed=args.speed),
+            workers=None if args.workers is None else max(1, args.workers),
         )
     except SchemaTooNew as exc:
         print(f"cannot open {data_dir}: {exc}", file=sys.stderr)
@@ -117,5 +123,5 @@ def main(argv: list[str] | None = None) -> int:
     )
     server = _Server(config, ctx)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(server.serve(sockets=[sock]))
+        server.run(sockets=[sock])  # on uvloop where it is installed (uvicorn[standard])
     return 0

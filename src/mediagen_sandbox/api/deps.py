@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader
 
+from ..asgi import KEY_SCOPE_KEY, bearer_token
 from ..context import SandboxContext
 from ..db import accounts
 from ..db.accounts import Caller
@@ -41,11 +42,15 @@ def authenticate(request: Request) -> Caller:
     ctx: SandboxContext = request.app.state.ctx
     if ctx.config.take("error_next_requests"):
         raise PlannedInternalError("a planned internal error (admin config error_next_requests)")
-    auth = request.headers.get("authorization")
-    token = auth[7:].strip() if auth and auth[:7].lower() == "bearer " else ""
-    if not token:
-        raise unauthenticated("Missing API key: send the header Authorization: Bearer <API_KEY>.")
-    state, who = accounts.lookup_key(ctx.store, token)
+    found = request.scope.get(KEY_SCOPE_KEY)  # looked up at the door (mediagen_sandbox.asgi)
+    if found is None:
+        token = bearer_token(request.scope)
+        if not token:
+            raise unauthenticated(
+                "Missing API key: send the header Authorization: Bearer <API_KEY>."
+            )
+        found = accounts.lookup_key(ctx.store, token)
+    state, who = found
     if who is None:
         raise unauthenticated(_KEY_MESSAGES[state])
     cfg = ctx.config.current

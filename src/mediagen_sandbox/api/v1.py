@@ -35,7 +35,7 @@ from ..schemas import (
 from ..submit import credits_after_discount, submit
 from ..units import billing_cycle, cycle_reset_at, parse_iso, to_credits, utcnow
 from .deps import authenticate
-from .parsing import body_doc, parse_body, parse_query, query_doc, read_json
+from .parsing import body_doc, parse_query, query_doc, read_json
 from .responses import json_response
 
 router = APIRouter(prefix="/v1")
@@ -73,8 +73,7 @@ async def _submit(request: Request, kind: str, model: type[BaseModel]):
 
 def _parse_and_submit(ctx, who: Caller, kind: str, model: type[BaseModel], raw: bytes, key):
     """One trip to a worker thread for the whole submit."""
-    params = parse_body(model, raw).model_dump(exclude_unset=True, exclude_none=True)
-    return submit(ctx, who, kind, params, key)
+    return submit(ctx, who, kind, ctx.bodies.params(model, raw), key)
 
 
 @router.get(

@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
 from mediagen.client import _batch
+from mediagen.client._async_resources import (
+    AsyncAudio,
+    AsyncCreditsResource,
+    AsyncGenerations,
+    AsyncImages,
+    AsyncModels,
+    AsyncUploads,
+    AsyncVideos,
+)
 from mediagen.client._base import USER_AGENT, BaseClient
+from mediagen.client._batch import BatchItem, BatchResult
 from mediagen.client._download import DownloadError
 from mediagen.client._effects import (
     Blocking,
@@ -19,11 +29,13 @@ from mediagen.client._effects import (
     Emit,
     Fetch,
     Fetched,
+    Flow,
     Invoke,
     Now,
     Put,
     Sleep,
 )
+from mediagen.client._models import Generation
 from mediagen.client._requests import RequestSpec, decode_json
 from mediagen.client._retry import Attempts, DeadlinePassed
 from mediagen.client._sync import Client
@@ -35,6 +47,8 @@ from mediagen.client._transport import (
     file_url_path,
     strip_auth,
 )
+
+_T = TypeVar("_T")
 
 
 class AsyncClient(BaseClient):
@@ -66,6 +80,13 @@ class AsyncClient(BaseClient):
             )
         self._http = http_client
         self._twin: Client | None = None
+        self.videos = AsyncVideos(self)
+        self.images = AsyncImages(self)
+        self.audio = AsyncAudio(self)
+        self.generations = AsyncGenerations(self)
+        self.models = AsyncModels(self)
+        self.credits = AsyncCreditsResource(self)
+        self.uploads = AsyncUploads(self)
 
     async def aclose(self) -> None:
         if self._owns_http:
@@ -90,8 +111,26 @@ class AsyncClient(BaseClient):
             self._twin = self.to_sync()
         return self._twin
 
-    async def _submit_batch(self, requests, kind, concurrency, on_estimate, max_credits) -> Any:
-        result = await self._run(_batch.prepare(self, requests, kind, on_estimate, max_credits))
+    async def save(self, generation: Generation, directory: str | Path = ".") -> list[Path]:
+        """Save every output of ``generation`` into ``directory``; returns the paths."""
+        return await self._run(self._save(generation, directory))
+
+    async def submit_batch(
+        self,
+        requests: Iterable[Mapping[str, Any]],
+        *,
+        kind: str | None = None,
+        concurrency: int = _batch.DEFAULT_CONCURRENCY,
+        show_estimate: bool = True,
+        on_estimate: Callable[[float, list[BatchItem]], Any] | None = None,
+        max_credits: float | None = None,
+    ) -> BatchResult:
+        """As ``Client.submit_batch``: quote all, then at most ``concurrency`` submits at once."""
+        result = await self._run(
+            self._batch_prepare(
+                requests, kind, concurrency, show_estimate, on_estimate, max_credits
+            )
+        )
         gate = asyncio.Semaphore(concurrency)
 
         async def one(item: Any) -> None:
@@ -103,7 +142,7 @@ class AsyncClient(BaseClient):
 
     # --- running flows --------------------------------------------------------------------
 
-    async def _run(self, flow: Any) -> Any:
+    async def _run(self, flow: Flow[_T]) -> _T:
         value: Any = None
         error: BaseException | None = None
         while True:

@@ -5,15 +5,16 @@ from __future__ import annotations
 import contextvars
 import inspect
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
 from mediagen.client import _batch, _progress_hook
 from mediagen.client._base import USER_AGENT, BaseClient
+from mediagen.client._batch import BatchItem, BatchResult
 from mediagen.client._download import DownloadError
 from mediagen.client._effects import (
     Blocking,
@@ -21,13 +22,24 @@ from mediagen.client._effects import (
     Emit,
     Fetch,
     Fetched,
+    Flow,
     Invoke,
     Now,
     Put,
     Sleep,
 )
+from mediagen.client._models import Generation
 from mediagen.client._requests import RequestSpec, decode_json
 from mediagen.client._retry import Attempts, DeadlinePassed
+from mediagen.client._sync_resources import (
+    Audio,
+    CreditsResource,
+    Generations,
+    Images,
+    Models,
+    Uploads,
+    Videos,
+)
 from mediagen.client._transport import (
     CHUNK,
     check_final_status,
@@ -36,6 +48,11 @@ from mediagen.client._transport import (
     file_url_path,
     strip_auth,
 )
+
+if TYPE_CHECKING:
+    from mediagen.client._async import AsyncClient
+
+_T = TypeVar("_T")
 
 
 class Client(BaseClient):
@@ -71,6 +88,13 @@ class Client(BaseClient):
                 follow_redirects=False,
             )
         self._http = http_client
+        self.videos = Videos(self)
+        self.images = Images(self)
+        self.audio = Audio(self)
+        self.generations = Generations(self)
+        self.models = Models(self)
+        self.credits = CreditsResource(self)
+        self.uploads = Uploads(self)
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -84,7 +108,7 @@ class Client(BaseClient):
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def to_async(self, **overrides: Any) -> Any:
+    def to_async(self, **overrides: Any) -> AsyncClient:
         """An ``AsyncClient`` with the same settings (and key); ``overrides`` change options."""
         from mediagen.client._async import AsyncClient
 
@@ -94,8 +118,34 @@ class Client(BaseClient):
     def _sync_twin(self) -> Client:
         return self
 
-    def _submit_batch(self, requests, kind, concurrency, on_estimate, max_credits) -> Any:
-        result = self._run(_batch.prepare(self, requests, kind, on_estimate, max_credits))
+    def save(self, generation: Generation, directory: str | Path = ".") -> list[Path]:
+        """Save every output of ``generation`` into ``directory``; returns the paths."""
+        return self._run(self._save(generation, directory))
+
+    def submit_batch(
+        self,
+        requests: Iterable[Mapping[str, Any]],
+        *,
+        kind: str | None = None,
+        concurrency: int = _batch.DEFAULT_CONCURRENCY,
+        show_estimate: bool = True,
+        on_estimate: Callable[[float, list[BatchItem]], Any] | None = None,
+        max_credits: float | None = None,
+    ) -> BatchResult:
+        """Submit many requests (dicts of body fields); one ``BatchItem`` per request, in order.
+
+        Every request is quoted first and the total shown (printed, or passed to
+        ``on_estimate(total, items)``, which can return False to cancel). If the total is over
+        ``max_credits`` or an active budget, :class:`BudgetExceededError` is raised and nothing
+        is sent. Then at most ``concurrency`` submits run at once. A failing item does not
+        stop the others: its ``error`` is set. The kind (image, video, audio) comes from each
+        model's catalog entry unless ``kind=`` (or a ``"kind"`` key in a request) says.
+        """
+        result = self._run(
+            self._batch_prepare(
+                requests, kind, concurrency, show_estimate, on_estimate, max_credits
+            )
+        )
         todo = _batch.runnable(result)
         if todo:
             # Threads, each in a copy of this context, so ``with mediagen.budget(...)`` holds.
@@ -119,7 +169,7 @@ class Client(BaseClient):
 
     # --- running flows --------------------------------------------------------------------
 
-    def _run(self, flow: Any) -> Any:
+    def _run(self, flow: Flow[_T]) -> _T:
         value: Any = None
         error: BaseException | None = None
         while True:

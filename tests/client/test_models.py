@@ -73,7 +73,7 @@ def test_failed_generation_is_a_value_until_asked_to_raise():
     assert gen.done
     assert gen.error.code == "safety"
     assert gen.error.extra == {"hint": "new field"}
-    with pytest.raises(mediagen.GenerationFailed) as caught:
+    with pytest.raises(mediagen.GenerationFailedError) as caught:
         gen.raise_for_error()
     assert caught.value.code == "safety"
     assert gen.id in str(caught.value)

@@ -9,8 +9,6 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from mediagen._redact import shown_url
 from mediagen._version import __version__
 from mediagen.client import _batch, _estimate_notes
@@ -20,9 +18,7 @@ from mediagen.client._config import ClientConfig, _Secret
 from mediagen.client._download import OutputCache, download_output, save_generation
 from mediagen.client._effects import Flow
 from mediagen.client._models import Generation, GenerationOutput
-from mediagen.client._requests import error_from_response
-from mediagen.client._retry import Attempts, RetryPolicy, gate_for
-from mediagen.client._transport import NOT_SENT, connection_error
+from mediagen.client._retry import RetryPolicy, gate_for
 from mediagen.journal import Journal, make_record
 
 log = logging.getLogger("mediagen")
@@ -125,62 +121,6 @@ class BaseClient:
 
     def _download_output(self, output: GenerationOutput, target: str | Path | None) -> Any:
         return self._run(download_output(self, output, target))
-
-    # --- retry decisions shared by the drivers ------------------------------------------
-
-    def _after_transport_error(self, spec: Any, tries: Attempts, exc: Exception) -> float:
-        """The pause before retrying after a transport failure; raises when it is final."""
-        delay = tries.next_delay(
-            connection_error=True,
-            idempotent=spec.idempotent,
-            sent=not isinstance(exc, NOT_SENT),
-        )
-        if delay is None:
-            raise connection_error(exc, spec.method, spec.path, self._secrets) from None
-        log.info("mediagen: %s %s: %s; retry in %.2fs", spec.method, spec.path,
-                 type(exc).__name__, delay)  # fmt: skip
-        return delay
-
-    def _after_error_status(
-        self, spec: Any, tries: Attempts, status: int, headers: Any, content: bytes
-    ) -> float:
-        """The pause before retrying after an error status; raises the error when final."""
-        error = error_from_response(
-            status, headers, content, method=spec.method, path=spec.path, secrets=self._secrets
-        )
-        delay = tries.next_delay(
-            status=status,
-            retry_after=getattr(error, "retry_after", None),
-            idempotent=spec.idempotent,
-        )
-        if delay is None:
-            raise error
-        log.info("mediagen: %s %s: HTTP %s; retry in %.2fs", spec.method, spec.path,
-                 status, delay)  # fmt: skip
-        return delay
-
-    def _timeout(self, tries: Attempts) -> dict[str, Any]:
-        """The ``timeout=`` of the next attempt when a deadline cuts it, else nothing."""
-        timeout = tries.timeout(self._config.timeout)
-        return {} if timeout is None else {"timeout": httpx.Timeout(timeout)}
-
-    def _file_error_delay(self, tries: Attempts, response: Any, method: str, where: str) -> float:
-        """The pause before retrying an upload/download URL's error status; raises if final."""
-        error = error_from_response(
-            response.status_code, response.headers, response.content, method=method,
-            path=where, secrets=self._secrets,
-        )  # fmt: skip
-        delay = tries.next_delay(status=response.status_code)
-        if delay is None:
-            raise error
-        return delay
-
-    def _file_transport_delay(self, tries: Attempts, exc: Exception, method: str, where: str):
-        """The pause before retrying an upload/download URL after a transport failure."""
-        delay = tries.next_delay(connection_error=True)
-        if delay is None:
-            raise connection_error(exc, method, where, self._secrets) from None
-        return delay
 
     # --- journal --------------------------------------------------------------------------
 

@@ -9,7 +9,6 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from mediagen._redact import shown_url
 from mediagen._version import __version__
 from mediagen.client import _batch, _estimate_notes
 from mediagen.client._batch import BatchItem, BatchResult
@@ -18,6 +17,7 @@ from mediagen.client._config import ClientConfig, _Secret
 from mediagen.client._download import OutputCache, download_output, save_generation
 from mediagen.client._effects import Flow
 from mediagen.client._models import Generation, GenerationOutput
+from mediagen.client._redact import shown_url
 from mediagen.client._retry import RetryPolicy, gate_for
 from mediagen.journal import Journal, make_record
 

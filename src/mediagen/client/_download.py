@@ -21,7 +21,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from mediagen.client import _requests, _wire
+from mediagen import _wire
+from mediagen.client import _requests
 from mediagen.client._effects import Blocking, Call, Fetch, Fetched, Flow
 from mediagen.client._errors import MediagenError, NotFoundError, PermissionDeniedError
 from mediagen.client._models import Generation, GenerationOutput

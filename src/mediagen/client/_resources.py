@@ -17,7 +17,8 @@ import datetime as dt
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from mediagen.client import _progress_hook, _requests, _uploads, _wait, _wire
+from mediagen import _wire
+from mediagen.client import _history_hook, _progress_hook, _requests, _uploads, _wait
 from mediagen.client._config import normalize_poll_interval
 from mediagen.client._effects import Call, Emit, Flow
 from mediagen.client._errors import NotFoundError, WaitInterrupted
@@ -298,8 +299,7 @@ class _GenerationsBase(_Resource):
         again; ``store=False`` fetches the matching generations directly and keeps nothing.
         It blocks, on either client (history reads run on the blocking twin).
         """
-        from mediagen.history import generations_frame, stored_frame
-
+        build = _history_hook.builder()
         filters = {"status": status, "type": type, "model": model, "created_after": created_after}
         with _progress_hook.task("Fetching history", "page") as bar:
             on_page = None
@@ -311,9 +311,10 @@ class _GenerationsBase(_Resource):
                     bar.advance(message=f"{rows[0]} generations")
 
             client = self._client._sync_twin()
-            if not store:
-                return generations_frame(client, on_page=on_page, **filters)
-            return stored_frame(client, sync=sync, rebuild=rebuild, on_page=on_page, **filters)
+            frame: pd.DataFrame = build(
+                client, store=store, sync=sync, rebuild=rebuild, on_page=on_page, **filters
+            )
+            return frame
 
 
 class _GenerationListBase:

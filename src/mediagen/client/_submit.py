@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from mediagen.client import _requests, _uploads, _wire
+from mediagen import _wire
+from mediagen.client import _requests, _uploads
 from mediagen.client._budget import active_budgets
 from mediagen.client._effects import Call, Flow
 from mediagen.client._errors import (

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from mediagen.client import _requests, _wire
+from mediagen import _wire
+from mediagen.client import _requests
 from mediagen.client._effects import Call, Flow, Put
 from mediagen.client._errors import PermissionDeniedError
 from mediagen.client._models import Asset, UploadTicket

@@ -16,7 +16,8 @@ import datetime as dt
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from mediagen.client import _requests, _wire
+from mediagen import _wire
+from mediagen.client import _requests
 from mediagen.client._download import save_generation
 from mediagen.client._effects import Call, Emit, Flow, Invoke, Now, Sleep
 from mediagen.client._errors import APITimeoutError, WaitInterrupted, WaitTimeoutError

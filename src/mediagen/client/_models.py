@@ -110,6 +110,22 @@ class _Model:
         return f"{type(self).__name__}({', '.join(parts)})"
 
 
+def read_field(obj: _Model | Mapping[str, Any] | None, name: str, default: Any = None) -> Any:
+    """A field of a client model (its typed attribute) or of the JSON dict it came from: the
+    one accessor for code that takes either (``None`` gives ``default``)."""
+    if obj is None:
+        return default
+    if isinstance(obj, Mapping):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def as_json(obj: _Model | Mapping[str, Any]) -> dict[str, Any]:
+    """A client model as the JSON object the service sent (unknown fields included), or a copy
+    of a dict."""
+    return dict(obj) if isinstance(obj, Mapping) else obj.to_dict()
+
+
 # --- generations --------------------------------------------------------------------------
 
 

@@ -320,11 +320,10 @@ DEPRECATED_NAMES = {
 }
 
 
-def deprecated_name(module: str, name: str) -> type:
-    """The class an old name stands for, with a warning naming the one to use."""
+def deprecated_name(module: str, name: str, namespace: Mapping[str, Any]) -> type:
+    """The class an old name stands for (looked up in the asking package's ``namespace``),
+    with a warning naming the one to use."""
     import warnings
-
-    import mediagen.client
 
     new = DEPRECATED_NAMES[name]
     warnings.warn(
@@ -332,7 +331,7 @@ def deprecated_name(module: str, name: str) -> type:
         DeprecationWarning,
         stacklevel=3,
     )
-    found: type = getattr(mediagen.client, new)
+    found: type = namespace[new]
     return found
 
 

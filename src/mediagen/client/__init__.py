@@ -101,5 +101,5 @@ def __getattr__(name: str):
     from mediagen.client._errors import DEPRECATED_NAMES, deprecated_name
 
     if name in DEPRECATED_NAMES:
-        return deprecated_name(__name__, name, globals())
+        return deprecated_name(__name__, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -320,9 +320,10 @@ DEPRECATED_NAMES = {
 }
 
 
-def deprecated_name(module: str, name: str, namespace: Mapping[str, Any]) -> type:
-    """The class an old name stands for (looked up in the asking package's ``namespace``),
-    with a warning naming the one to use."""
+def deprecated_name(module: str, name: str) -> type:
+    """The class an old name stands for, as the asking package ``module`` exports it, with a
+    warning naming the one to use."""
+    import sys
     import warnings
 
     new = DEPRECATED_NAMES[name]
@@ -331,7 +332,7 @@ def deprecated_name(module: str, name: str, namespace: Mapping[str, Any]) -> typ
         DeprecationWarning,
         stacklevel=3,
     )
-    found: type = namespace[new]
+    found: type = getattr(sys.modules[module], new)
     return found
 
 

@@ -12,6 +12,7 @@ import os
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -220,6 +221,32 @@ def estimate_for_request(
     return Estimate.from_dict((yield Call(_requests.estimate(model, query))))
 
 
+@dataclass
+class _Shares:
+    """The budget shares one submit holds: taken all or none, given back on a refusal, kept
+    (and handed to the re-send) when the answer is lost."""
+
+    taken: list[Any]
+    price: float | None
+
+    @classmethod
+    def reserve(cls, budgets: tuple[Any, ...], price: float | None) -> _Shares:
+        taken: list[Any] = []
+        if budgets and price is not None:
+            try:
+                for found in budgets:
+                    found.reserve(price)
+                    taken.append(found)
+            except Exception:
+                cls(taken, price).release()
+                raise
+        return cls(taken, price)
+
+    def release(self) -> None:
+        for found in self.taken:
+            found.release(self.price)
+
+
 def submit(
     client: Any,
     kind: str,
@@ -252,73 +279,98 @@ def submit(
         body, extra_body = dict(lost["request"]), None
     else:
         body = yield from resolve_references(client, body)
+    budgets = _budgets(client)
     config = client._config
-    budgets = tuple(active_budgets())
-    if client._budget is not None:
-        budgets = (client._budget, *budgets)
     validate = config.validate if validate is None else validate
     want_estimate = bool(budgets) or (config.estimate if estimate is None else estimate)
-    entry = None
-    model = body.get("model")
-    if (validate or want_estimate) and isinstance(model, str) and model:
-        try:
-            entry = yield from get_model(client, model)
-        except NotFoundError:
-            entry = None  # the service will say what is wrong with the model id
-    if validate and entry is not None:
-        problems = entry.catalog.validate(body, kind=kind)
-        if problems:
-            raise LocalValidationError(
-                f"invalid request for model {model!r} (nothing was sent)",
-                code="validation_error",
-                details=problems,
-            )
+    entry = yield from _checked_entry(client, kind, body, validate, want_estimate)
     if extra_body:
         body.update(extra_body)
     if quote is None and want_estimate and entry is not None:
         quote = yield from estimate_for_request(client, {**body, "idempotency_key": key}, entry)
-    taken: list[Any] = []
-    price = quote.credits_after_discount if quote is not None else None
-    if budgets and price is not None:
-        try:
-            for found in budgets:
-                found.reserve(price)
-                taken.append(found)
-        except Exception:
-            for found in taken:
-                found.release(price)
-            raise
+    shares = _Shares.reserve(budgets, None if quote is None else quote.credits_after_discount)
     if own_key:
         client._journal_event("attempt", kind, body, key, None, quote)
     else:
         key = client._journal_attempt(kind, body, key, quote, inputs)
     held = _held_budgets.take(key)
     if held is not None:  # the lost attempt's share is still counted: count this job once
-        for found in taken:
-            found.release(price)
-        taken, price = held
+        shares.release()
+        shares = _Shares(*held)
+    sent = _Sent(kind, body, key, quote)
+    data = yield from _post(client, sent, extra_headers, shares, entry)
+    gen = Generation.from_dict(data, client=client)
+    client._journal_event("submitted", kind, body, key, gen, quote)
+    return gen
+
+
+def _budgets(client: Any) -> tuple[Any, ...]:
+    """The client's own budget, then every ``with mediagen.budget(...)`` active here."""
+    found = tuple(active_budgets())
+    return found if client._budget is None else (client._budget, *found)
+
+
+def _checked_entry(
+    client: Any, kind: str, body: dict[str, Any], validate: bool, want_estimate: bool
+) -> Flow[ModelInfo | None]:
+    """Flow: the model's catalog entry when a check or a quote needs it (None for a model the
+    service does not know: its answer says what is wrong); a request the entry refuses is
+    raised here, before anything is sent."""
+    model = body.get("model")
+    if not (validate or want_estimate) or not isinstance(model, str) or not model:
+        return None
     try:
-        data = yield Call(_requests.submit(kind, body, key, extra_headers))
+        entry = yield from get_model(client, model)
+    except NotFoundError:
+        return None
+    problems = entry.catalog.validate(body, kind=kind) if validate else []
+    if problems:
+        raise LocalValidationError(
+            f"invalid request for model {model!r} (nothing was sent)",
+            code="validation_error",
+            details=problems,
+        )
+    return entry
+
+
+@dataclass(frozen=True)
+class _Sent:
+    """What a submit sends and journals."""
+
+    kind: str
+    body: dict[str, Any]
+    key: str
+    quote: Estimate | None
+
+
+def _post(
+    client: Any,
+    sent: _Sent,
+    extra_headers: Mapping[str, str] | None,
+    shares: _Shares,
+    entry: ModelInfo | None,
+) -> Flow[Any]:
+    """Flow: the POST itself. A refusal gives the budget shares back; a lost answer (the job
+    may exist) keeps them for the re-send and journals the attempt as unanswered."""
+    kind, body, key, quote = sent.kind, sent.body, sent.key, sent.quote
+    try:
+        return (yield Call(_requests.submit(kind, body, key, extra_headers)))
     except (APIConnectionError, ServerError) as exc:
         # The outcome is unknown: the job may exist. Keep the budget's share, say how to recover.
-        _held_budgets.keep(key, taken, price)
+        _held_budgets.keep(key, shares.taken, shares.price)
         client._journal_event("unanswered", kind, body, key, None, quote)
         raise unanswered_submit(exc, key) from None
     except APIError as exc:
-        for found in taken:
-            found.release(price)
+        shares.release()
         if isinstance(exc, PaymentRequiredError):
             yield from explain_refusal(client, exc, body, quote, entry)
         raise
     except BaseException as exc:  # an interrupt, a cancelled task: the answer is lost too
-        _held_budgets.keep(key, taken, price)
+        _held_budgets.keep(key, shares.taken, shares.price)
         client._journal_event("unanswered", kind, body, key, None, quote)
         if isinstance(exc, KeyboardInterrupt):
             raise SubmitInterrupted(key) from None
         raise
-    gen = Generation.from_dict(data, client=client)
-    client._journal_event("submitted", kind, body, key, gen, quote)
-    return gen
 
 
 def explain_refusal(client: Any, error: PaymentRequiredError, body: dict[str, Any],

@@ -35,6 +35,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, Literal, TextIO
 
+from mediagen.client._models import read_field
+
 Mode = Literal["auto", "widget", "text", "off"]
 
 #: Seconds between two text lines that only report a count or elapsed time.
@@ -345,19 +347,14 @@ def progress(description: str, total: int | None = None, **kwargs: Any) -> Progr
 def generation_message(generation: Any) -> str:
     """``pending · vidra-2 · 36 credits reserved`` for a Generation (or its dict)."""
 
-    def field(name: str) -> Any:
-        if isinstance(generation, dict):
-            return generation.get(name)
-        return getattr(generation, name, None)
-
-    status = field("status") or "?"
-    parts = [str(status), str(field("model") or "")]
-    if status == "completed" and field("credits_charged") is not None:
-        parts.append(f"{field('credits_charged')} credits charged")
-    error = field("error")
+    status = read_field(generation, "status") or "?"
+    parts = [str(status), str(read_field(generation, "model") or "")]
+    charged = read_field(generation, "credits_charged")
+    if status == "completed" and charged is not None:
+        parts.append(f"{charged} credits charged")
+    error = read_field(generation, "error")
     if status == "failed" and error is not None:
-        code = error.get("code") if isinstance(error, dict) else getattr(error, "code", None)
-        parts.append(f"error {code}")
+        parts.append(f"error {read_field(error, 'code')}")
     return " · ".join(p for p in parts if p)
 
 

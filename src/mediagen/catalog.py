@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from mediagen.client import _wire as wire
+from mediagen import _wire as wire
 
 #: Fields every mode accepts besides its own (docs/wire-contract.md).
 ALWAYS_ACCEPTED = ("model", "mode", "idempotency_key", "project_id")
@@ -351,7 +351,7 @@ class Catalog:
         Table-driven: each submit field maps to its query name (``ESTIMATE_QUERY_NAMES``, first
         match wins), the priced duration comes from the first source that gives one, and what
         the table does not name but the price depends on travels in ``params``. The names
-        are the wire contract's (``mediagen.client._wire``).
+        are the wire contract's (``mediagen._wire``).
         """
         r = {k: v for k, v in request.items() if v is not None}
         q: dict[str, Any] = {}

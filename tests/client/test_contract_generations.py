@@ -121,7 +121,7 @@ def test_a_failed_generation_is_returned_refunded_and_raised_on_request(
     assert gen.error.code == "safety"
     assert gen.credits_charged in (None, 0)
     assert client.credits.get().balance == before
-    with pytest.raises(mediagen.GenerationFailed, match="safety"):
+    with pytest.raises(mediagen.GenerationFailedError, match="safety"):
         gen.raise_for_error()
     kinds = [e["kind"] for e in sandbox.admin.ledger(tenant.org_id)["entries"]]
     assert kinds.count("reserve") == 1

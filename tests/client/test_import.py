@@ -52,7 +52,7 @@ def test_the_public_names_and_their_statuses():
         "Credits",
         "ModelInfo",
         "Asset",
-        "GenerationFailed",
+        "GenerationFailedError",
         "budget",
         "Budget",
     ):
@@ -95,3 +95,21 @@ def test_one_name_per_exception_and_the_old_short_names_still_work():
         with pytest.warns(DeprecationWarning, match="NotFoundError"):
             assert module.NotFound is mediagen.NotFoundError
         assert "NotFound" not in module.__all__
+        with pytest.warns(DeprecationWarning, match="GenerationFailedError"):
+            assert module.GenerationFailed is mediagen.GenerationFailedError
+        with pytest.warns(DeprecationWarning, match="GenerationErrorInfo"):
+            assert module.GenerationError is mediagen.GenerationErrorInfo
+        assert not {"GenerationFailed", "GenerationError"} & set(module.__all__)
+
+
+def test_the_failure_model_and_the_failure_exception_say_which_is_which():
+    """The data a failed generation carries is not an exception; the exception says Error."""
+    assert not issubclass(mediagen.GenerationErrorInfo, BaseException)
+    assert issubclass(mediagen.GenerationFailedError, mediagen.MediagenError)
+    gen = mediagen.Generation.from_dict(
+        {"id": "g", "status": "failed", "error": {"code": "safety", "message": "blocked"}}
+    )
+    assert isinstance(gen.error, mediagen.GenerationErrorInfo)
+    with pytest.raises(mediagen.GenerationFailedError) as caught:
+        gen.raise_for_error()
+    assert caught.value.code == "safety"

@@ -73,7 +73,7 @@ def test_failed_generation_is_a_value_until_asked_to_raise():
     assert gen.done
     assert gen.error.code == "safety"
     assert gen.error.extra == {"hint": "new field"}
-    with pytest.raises(mediagen.GenerationFailed) as caught:
+    with pytest.raises(mediagen.GenerationFailedError) as caught:
         gen.raise_for_error()
     assert caught.value.code == "safety"
     assert gen.id in str(caught.value)
@@ -114,3 +114,17 @@ def test_an_unbound_model_says_it_has_no_client():
     with pytest.raises(RuntimeError, match="not bound"):
         gen.wait()
     assert gen.outputs[0].local_path is None
+
+
+def test_one_accessor_reads_a_model_and_the_json_it_came_from():
+    from mediagen._progress import generation_message
+    from mediagen.client._models import as_json, read_field
+
+    data = {"id": "g", "status": "failed", "model": "pixel-1", "error": {"code": "safety"}, "x": 1}
+    gen = mediagen.Generation.from_dict(data)
+    assert read_field(gen, "status") == read_field(data, "status") == "failed"
+    assert read_field(read_field(gen, "error"), "code") == "safety"
+    assert read_field(read_field(data, "error"), "code") == "safety"
+    assert read_field(None, "status", "?") == "?"
+    assert as_json(gen) == as_json(data) == data
+    assert generation_message(gen) == generation_message(data) == "failed · pixel-1 · error safety"

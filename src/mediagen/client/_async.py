@@ -4,37 +4,57 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
 from mediagen.client import _batch
+from mediagen.client._async_resources import (
+    AsyncAudio,
+    AsyncCreditsResource,
+    AsyncGenerations,
+    AsyncImages,
+    AsyncModels,
+    AsyncUploads,
+    AsyncVideos,
+)
 from mediagen.client._base import USER_AGENT, BaseClient
-from mediagen.client._download import DownloadError
+from mediagen.client._batch import BatchItem, BatchResult
 from mediagen.client._effects import (
     Blocking,
     Call,
     Emit,
     Fetch,
     Fetched,
+    Flow,
     Invoke,
     Now,
     Put,
     Sleep,
 )
-from mediagen.client._requests import RequestSpec, decode_json
+from mediagen.client._models import Generation
+from mediagen.client._requests import RequestSpec
 from mediagen.client._retry import Attempts, DeadlinePassed
+from mediagen.client._retry_plans import (
+    Plan,
+    Wait,
+    attempt_timeout,
+    call_plan,
+    fetch_plan,
+    put_plan,
+)
 from mediagen.client._sync import Client
 from mediagen.client._transport import (
     CHUNK,
     check_final_status,
-    deadline_error,
     fetched,
     file_url_path,
     strip_auth,
 )
+
+_T = TypeVar("_T")
 
 
 class AsyncClient(BaseClient):
@@ -66,6 +86,13 @@ class AsyncClient(BaseClient):
             )
         self._http = http_client
         self._twin: Client | None = None
+        self.videos = AsyncVideos(self)
+        self.images = AsyncImages(self)
+        self.audio = AsyncAudio(self)
+        self.generations = AsyncGenerations(self)
+        self.models = AsyncModels(self)
+        self.credits = AsyncCreditsResource(self)
+        self.uploads = AsyncUploads(self)
 
     async def aclose(self) -> None:
         if self._owns_http:
@@ -90,8 +117,26 @@ class AsyncClient(BaseClient):
             self._twin = self.to_sync()
         return self._twin
 
-    async def _submit_batch(self, requests, kind, concurrency, on_estimate, max_credits) -> Any:
-        result = await self._run(_batch.prepare(self, requests, kind, on_estimate, max_credits))
+    async def save(self, generation: Generation, directory: str | Path = ".") -> list[Path]:
+        """Save every output of ``generation`` into ``directory``; returns the paths."""
+        return await self._run(self._save(generation, directory))
+
+    async def submit_batch(
+        self,
+        requests: Iterable[Mapping[str, Any]],
+        *,
+        kind: str | None = None,
+        concurrency: int = _batch.DEFAULT_CONCURRENCY,
+        show_estimate: bool = True,
+        on_estimate: Callable[[float, list[BatchItem]], Any] | None = None,
+        max_credits: float | None = None,
+    ) -> BatchResult:
+        """As ``Client.submit_batch``: quote all, then at most ``concurrency`` submits at once."""
+        result = await self._run(
+            self._batch_prepare(
+                requests, kind, concurrency, show_estimate, on_estimate, max_credits
+            )
+        )
         gate = asyncio.Semaphore(concurrency)
 
         async def one(item: Any) -> None:
@@ -103,7 +148,7 @@ class AsyncClient(BaseClient):
 
     # --- running flows --------------------------------------------------------------------
 
-    async def _run(self, flow: Any) -> Any:
+    async def _run(self, flow: Flow[_T]) -> _T:
         value: Any = None
         error: BaseException | None = None
         while True:
@@ -160,39 +205,34 @@ class AsyncClient(BaseClient):
             return await self._put(effect)
         raise TypeError(f"unknown effect {effect!r}")
 
-    # --- I/O ------------------------------------------------------------------------------
+    # --- I/O: the retry loops are plans (``_retry_plans``); these make single attempts --
+
+    async def _drive(self, plan: Plan[_T], attempt: Callable[[Attempts], Awaitable[Any]]) -> _T:
+        reply: Any = None
+        error: Exception | None = None
+        while True:
+            try:
+                step = plan.throw(error) if error is not None else plan.send(reply)
+            except StopIteration as stop:
+                return stop.value
+            reply, error = None, None
+            if isinstance(step, Wait):
+                await self._sleep(step.seconds)
+                continue
+            try:
+                reply = await attempt(step.tries)
+            except Exception as exc:  # the plan decides: retry, or the error to raise
+                error = exc
 
     async def _call(
         self, spec: RequestSpec, deadline: float | None = None, persistent: bool = False
     ) -> Any:
         url = self._config.base_url + spec.path
         headers = {**self._auth_headers, **spec.headers} if spec.headers else self._auth_headers
-        tries, gate = Attempts(self._policy, self._clock, deadline, persistent), self._gate
-        try:
-            while True:
-                seen, hold = gate.penalties, gate.acquire()
-                while hold > 0:
-                    await self._sleep(tries.pause(hold))
-                    hold = 0.0
-                    if gate.penalties != seen and gate.blocked_for > 0:
-                        # a 429 that came back while this request was held holds it again
-                        seen, hold = gate.penalties, gate.acquire()
-                try:
-                    status, response_headers, content = await self._exchange(
-                        spec, url, headers, tries
-                    )
-                except httpx.TransportError as exc:
-                    await self._sleep(self._after_transport_error(spec, tries, exc))
-                    continue
-                if status < 300:
-                    return decode_json(content)
-                delay = self._after_error_status(spec, tries, status, response_headers, content)
-                if status == 429:
-                    gate.penalize(delay)  # every request of this key waits, not just this one
-                else:
-                    await self._sleep(delay)
-        except DeadlinePassed:
-            raise deadline_error(spec.method, spec.path) from None
+        return await self._drive(
+            call_plan(self, spec, deadline, persistent),
+            lambda tries: self._exchange(spec, url, headers, tries),
+        )
 
     async def _exchange(
         self, spec: RequestSpec, url: str, headers: Any, tries: Attempts
@@ -216,56 +256,38 @@ class AsyncClient(BaseClient):
         return response.status_code, response.headers, response.content
 
     async def _fetch(self, url: str, temp: Path, deadline: float | None = None) -> Fetched:
-        where = file_url_path(url)
-        tries = Attempts(self._policy, self._clock, deadline)
+        return await self._drive(
+            fetch_plan(self, url, deadline), lambda tries: self._fetch_once(url, temp, tries)
+        )
+
+    async def _fetch_once(self, url: str, temp: Path, tries: Attempts) -> Fetched | httpx.Response:
+        """One download attempt: the file written, or the error response (its body read)."""
+        request = strip_auth(self._http.build_request("GET", url, **attempt_timeout(self, tries)))
+        response = await self._http.send(request, stream=True, follow_redirects=True, auth=None)
         try:
-            while True:
-                request = strip_auth(self._http.build_request("GET", url, **self._timeout(tries)))
-                try:
-                    response = await self._http.send(
-                        request, stream=True, follow_redirects=True, auth=None
-                    )
-                    try:
-                        check_final_status(response.status_code, where)
-                        if response.status_code >= 400:
-                            await response.aread()
-                            await self._sleep(self._file_error_delay(tries, response, "GET", where))
-                            continue
-                        handle = await asyncio.to_thread(open, temp, "wb")
-                        size = 0
-                        try:
-                            async for chunk in response.aiter_bytes(CHUNK):
-                                handle.write(chunk)
-                                size += len(chunk)
-                                tries.left()
-                        finally:
-                            handle.close()
-                        return fetched(response.headers, size)
-                    finally:
-                        await response.aclose()
-                except httpx.TooManyRedirects:
-                    raise DownloadError(f"GET {where} redirects without end; not saved") from None
-                except httpx.TransportError as exc:
-                    await self._sleep(self._file_transport_delay(tries, exc, "GET", where))
-        except DeadlinePassed:
-            raise deadline_error("GET", where) from None
+            check_final_status(response.status_code, file_url_path(url))
+            if response.status_code >= 400:
+                await response.aread()
+                return response
+            handle = await asyncio.to_thread(open, temp, "wb")
+            size = 0
+            try:
+                async for chunk in response.aiter_bytes(CHUNK):
+                    handle.write(chunk)
+                    size += len(chunk)
+                    tries.left()
+            finally:
+                handle.close()
+            return fetched(response.headers, size)
+        finally:
+            await response.aclose()
 
     async def _put(self, effect: Put) -> Any:
-        where = file_url_path(effect.url)
-        tries = Attempts(self._policy, self._clock)
-        while True:
-            request = strip_auth(
-                self._http.build_request(
-                    "PUT", effect.url, content=effect.source.acontent(), headers=effect.headers
-                )
+        async def attempt(tries: Attempts) -> httpx.Response:
+            content = effect.source.acontent()
+            request = self._http.build_request(
+                "PUT", effect.url, content=content, headers=effect.headers
             )
-            try:
-                response = await self._http.send(request, auth=None)
-            except httpx.TransportError as exc:
-                await self._sleep(self._file_transport_delay(tries, exc, "PUT", where))
-                continue
-            if response.status_code < 300:
-                return decode_json(response.content)
-            if response.status_code == 409 and tries.count > 0:
-                return {"status": "ready"}  # an earlier attempt delivered the bytes
-            await self._sleep(self._file_error_delay(tries, response, "PUT", where))
+            return await self._http.send(strip_auth(request), auth=None)
+
+        return await self._drive(put_plan(self, effect.url), attempt)

@@ -5,23 +5,20 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import httpx
-
-from mediagen._redact import shown_url
 from mediagen._version import __version__
 from mediagen.client import _batch, _estimate_notes
-from mediagen.client import _resources as res
+from mediagen.client._batch import BatchItem, BatchResult
 from mediagen.client._budget import Budget
 from mediagen.client._config import ClientConfig, _Secret
 from mediagen.client._download import OutputCache, download_output, save_generation
+from mediagen.client._effects import Flow
 from mediagen.client._models import Generation, GenerationOutput
-from mediagen.client._requests import error_from_response
-from mediagen.client._retry import Attempts, RetryPolicy, gate_for
-from mediagen.client._transport import NOT_SENT, connection_error
+from mediagen.client._redact import shown_url
+from mediagen.client._retry import RetryPolicy, gate_for
 from mediagen.journal import Journal, make_record
 
 log = logging.getLogger("mediagen")
@@ -84,13 +81,6 @@ class BaseClient:
         if budget is None:
             budget = _config.budget
         self._budget = budget if isinstance(budget, Budget) or budget is None else Budget(budget)
-        self.videos = res.Videos(self)
-        self.images = res.Images(self)
-        self.audio = res.Audio(self)
-        self.generations = res.Generations(self)
-        self.models = res.Models(self)
-        self.credits = res.CreditsResource(self)
-        self.uploads = res.Uploads(self)
 
     # --- public helpers -------------------------------------------------------------------
 
@@ -110,93 +100,27 @@ class BaseClient:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={shown_url(self._config.base_url)!r})"
 
-    def save(self, generation: Generation, directory: str | Path = ".") -> Any:
-        """Save every output of ``generation`` into ``directory``; returns the paths."""
-        return self._run(save_generation(self, generation, directory))
+    def _save(self, generation: Generation, directory: str | Path) -> Flow[list[Path]]:
+        return save_generation(self, generation, directory)
 
-    def submit_batch(
+    def _batch_prepare(
         self,
-        requests: Any,
-        *,
-        kind: str | None = None,
-        concurrency: int = _batch.DEFAULT_CONCURRENCY,
-        show_estimate: bool = True,
-        on_estimate: Callable[[float, list[Any]], Any] | None = None,
-        max_credits: float | None = None,
-    ) -> Any:
-        """Submit many requests (dicts of body fields); one ``BatchItem`` per request, in order.
-
-        Every request is quoted first and the total shown (printed, or passed to
-        ``on_estimate(total, items)``, which can return False to cancel). If the total is over
-        ``max_credits`` or an active budget, :class:`BudgetExceededError` is raised and nothing
-        is sent. Then at most ``concurrency`` submits run at once. A failing item does not
-        stop the others: its ``error`` is set. The kind (image, video, audio) comes from each
-        model's catalog entry unless ``kind=`` (or a ``"kind"`` key in a request) says.
-        """
+        requests: Iterable[Mapping[str, Any]],
+        kind: str | None,
+        concurrency: int,
+        show_estimate: bool,
+        on_estimate: Callable[[float, list[BatchItem]], Any] | None,
+        max_credits: float | None,
+    ) -> Flow[BatchResult]:
+        """The flow quoting a batch (see ``submit_batch``); the driver then submits it."""
         if concurrency < 1:
             raise ValueError("concurrency must be >= 1")
         if on_estimate is None and show_estimate:
             on_estimate = functools.partial(_print_estimate, self)
-        return self._submit_batch(list(requests), kind, concurrency, on_estimate, max_credits)
+        return _batch.prepare(self, list(requests), kind, on_estimate, max_credits)
 
     def _download_output(self, output: GenerationOutput, target: str | Path | None) -> Any:
         return self._run(download_output(self, output, target))
-
-    # --- retry decisions shared by the drivers ------------------------------------------
-
-    def _after_transport_error(self, spec: Any, tries: Attempts, exc: Exception) -> float:
-        """The pause before retrying after a transport failure; raises when it is final."""
-        delay = tries.next_delay(
-            connection_error=True,
-            idempotent=spec.idempotent,
-            sent=not isinstance(exc, NOT_SENT),
-        )
-        if delay is None:
-            raise connection_error(exc, spec.method, spec.path, self._secrets) from None
-        log.info("mediagen: %s %s: %s; retry in %.2fs", spec.method, spec.path,
-                 type(exc).__name__, delay)  # fmt: skip
-        return delay
-
-    def _after_error_status(
-        self, spec: Any, tries: Attempts, status: int, headers: Any, content: bytes
-    ) -> float:
-        """The pause before retrying after an error status; raises the error when final."""
-        error = error_from_response(
-            status, headers, content, method=spec.method, path=spec.path, secrets=self._secrets
-        )
-        delay = tries.next_delay(
-            status=status,
-            retry_after=getattr(error, "retry_after", None),
-            idempotent=spec.idempotent,
-        )
-        if delay is None:
-            raise error
-        log.info("mediagen: %s %s: HTTP %s; retry in %.2fs", spec.method, spec.path,
-                 status, delay)  # fmt: skip
-        return delay
-
-    def _timeout(self, tries: Attempts) -> dict[str, Any]:
-        """The ``timeout=`` of the next attempt when a deadline cuts it, else nothing."""
-        timeout = tries.timeout(self._config.timeout)
-        return {} if timeout is None else {"timeout": httpx.Timeout(timeout)}
-
-    def _file_error_delay(self, tries: Attempts, response: Any, method: str, where: str) -> float:
-        """The pause before retrying an upload/download URL's error status; raises if final."""
-        error = error_from_response(
-            response.status_code, response.headers, response.content, method=method,
-            path=where, secrets=self._secrets,
-        )  # fmt: skip
-        delay = tries.next_delay(status=response.status_code)
-        if delay is None:
-            raise error
-        return delay
-
-    def _file_transport_delay(self, tries: Attempts, exc: Exception, method: str, where: str):
-        """The pause before retrying an upload/download URL after a transport failure."""
-        delay = tries.next_delay(connection_error=True)
-        if delay is None:
-            raise connection_error(exc, method, where, self._secrets) from None
-        return delay
 
     # --- journal --------------------------------------------------------------------------
 
@@ -296,9 +220,6 @@ class BaseClient:
         raise NotImplementedError
 
     def _sync_twin(self) -> Any:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _submit_batch(self, *args: Any) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
 

@@ -22,9 +22,9 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from mediagen.client import _resources as res
+from mediagen.client import _submit
 from mediagen.client._budget import active_budgets
-from mediagen.client._effects import Invoke
+from mediagen.client._effects import Flow, Invoke
 from mediagen.client._errors import BudgetExceededError, LocalValidationError, MediagenError
 from mediagen.client._models import Estimate, Generation
 
@@ -113,7 +113,7 @@ def prepare(
     kind: str | None,
     on_estimate: Callable[[float, list[BatchItem]], Any] | None,
     max_credits: float | None,
-):
+) -> Flow[BatchResult]:
     """Flow: quote every request; refuse the whole batch (nothing sent) if it costs too much.
 
     ``on_estimate(total, items)`` is called with the total before anything is submitted; if
@@ -124,18 +124,18 @@ def prepare(
         request = dict(raw)
         item_kind = request.pop("kind", None) or kind
         own = request.pop("idempotency_key", None)
-        key = own or res.new_idempotency_key()
+        key = own or _submit.new_idempotency_key()
         item = BatchItem(index, request, key, item_kind, own_key=bool(own))
         items.append(item)
         try:
             model = request.get("model")
             if not isinstance(model, str) or not model:
                 raise ValueError("a batch request needs a 'model'")
-            entry = yield from res.get_model(client, model)
+            entry = yield from _submit.get_model(client, model)
             item.kind = item.kind or entry.type
             if item.kind not in ("image", "video", "audio"):
                 raise ValueError(f"cannot tell the kind of model {model!r}; pass kind=")
-            res.check_fields(item.kind, request)
+            _submit.check_fields(item.kind, request)
             problems = _local_problems(client, entry, request, item.kind)
             if problems:  # name the fields as the caller wrote them, before any quote
                 raise LocalValidationError(
@@ -143,7 +143,7 @@ def prepare(
                     code="validation_error",
                     details=problems,
                 )
-            item.estimate = yield from res.estimate_for_request(
+            item.estimate = yield from _submit.estimate_for_request(
                 client, {**request, "idempotency_key": key}, entry
             )
         except (MediagenError, ValueError, TypeError) as exc:
@@ -173,13 +173,13 @@ def runnable(items: Iterable[BatchItem]) -> list[BatchItem]:
     return [item for item in items if item.error is None]
 
 
-def submit_item(client: Any, item: BatchItem):
+def submit_item(client: Any, item: BatchItem) -> Flow[BatchItem]:
     """Flow: submit one prepared item; never raises (the error is kept on the item)."""
     try:
         fields = dict(item.request)
         if item.own_key:
             fields["idempotency_key"] = item.idempotency_key
-        item.generation = yield from res.submit(
+        item.generation = yield from _submit.submit(
             client,
             str(item.kind),
             fields,

@@ -82,7 +82,6 @@ class ClientConfig:
     retry_base_delay: float = 0.5
     retry_max_delay: float = 8.0
     max_retry_after: float = 60.0
-    default_headers: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def resolve(

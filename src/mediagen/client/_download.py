@@ -21,8 +21,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from mediagen.client import _requests, _wire
-from mediagen.client._effects import Blocking, Call, Fetch, Fetched
+from mediagen import _wire
+from mediagen.client import _requests
+from mediagen.client._effects import Blocking, Call, Fetch, Fetched, Flow
 from mediagen.client._errors import MediagenError, NotFoundError, PermissionDeniedError
 from mediagen.client._models import Generation, GenerationOutput
 
@@ -168,7 +169,7 @@ def download_output(
     output: GenerationOutput,
     target: str | Path | None = None,
     deadline: float | None = None,
-):
+) -> Flow[Path]:
     """Flow: make sure the output is in the cache; copy it to ``target`` if given.
 
     ``deadline`` (the driver's clock) bounds the download: a wait's timeout covers it too."""
@@ -225,7 +226,7 @@ def save_generation(
     generation: Generation,
     directory: str | Path | None,
     deadline: float | None = None,
-):
+) -> Flow[list[Path]]:
     """Flow: every output of ``generation`` into the cache (and ``directory``); the paths."""
     paths = []
     for output in generation.outputs:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from mediagen.client._requests import RequestSpec
 
@@ -92,4 +92,7 @@ class Now:
     """The driver's monotonic clock (injectable for tests)."""
 
 
-Flow = Generator[Any, Any, Any]
+_T = TypeVar("_T")
+
+#: an operation: yields effects, receives their results, returns a ``_T``
+Flow = Generator[Any, Any, _T]

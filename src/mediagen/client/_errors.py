@@ -269,10 +269,11 @@ class SubmitInterrupted(Interrupted):
         super().__init__(f"Interrupted before the service answered. {hint}")
 
 
-class GenerationFailed(MediagenError):
+class GenerationFailedError(MediagenError):
     """A generation ended ``failed`` (raised by ``Generation.raise_for_error()`` on request).
 
-    Its reserved credits were returned. ``code`` is one of the spec's GenerationError codes.
+    Its reserved credits were returned. ``code`` is one of the spec's GenerationError codes;
+    ``generation.error`` is the :class:`GenerationErrorInfo` it came from.
     """
 
     def __init__(self, generation: Any) -> None:
@@ -313,20 +314,26 @@ DEPRECATED_NAMES = {
     "RateLimited": "RateLimitError",
     "BudgetExceeded": "BudgetExceededError",
     "WaitTimeout": "WaitTimeoutError",
+    "GenerationFailed": "GenerationFailedError",
+    # the failure's data model, named so it does not read as an exception
+    "GenerationError": "GenerationErrorInfo",
 }
 
 
 def deprecated_name(module: str, name: str) -> type:
-    """The exception an old name stands for, with a warning naming the one to use."""
+    """The class an old name stands for, as the asking package ``module`` exports it, with a
+    warning naming the one to use."""
+    import sys
     import warnings
 
     new = DEPRECATED_NAMES[name]
     warnings.warn(
-        f"{module}.{name} is {module}.{new}; the short name will be removed",
+        f"{module}.{name} is {module}.{new}; the old name will be removed",
         DeprecationWarning,
         stacklevel=3,
     )
-    return globals()[new]
+    found: type = getattr(sys.modules[module], new)
+    return found
 
 
 STATUS_ERRORS: dict[int, type[APIError]] = {

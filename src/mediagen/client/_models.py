@@ -110,12 +110,29 @@ class _Model:
         return f"{type(self).__name__}({', '.join(parts)})"
 
 
+def read_field(obj: _Model | Mapping[str, Any] | None, name: str, default: Any = None) -> Any:
+    """A field of a client model (its typed attribute) or of the JSON dict it came from: the
+    one accessor for code that takes either (``None`` gives ``default``)."""
+    if obj is None:
+        return default
+    if isinstance(obj, Mapping):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def as_json(obj: _Model | Mapping[str, Any]) -> dict[str, Any]:
+    """A client model as the JSON object the service sent (unknown fields included), or a copy
+    of a dict."""
+    return dict(obj) if isinstance(obj, Mapping) else obj.to_dict()
+
+
 # --- generations --------------------------------------------------------------------------
 
 
 @dataclasses.dataclass(repr=False, eq=False)
-class GenerationError(_Model):
-    """Why a generation failed: ``code`` (one of the spec's nine) and ``message``."""
+class GenerationErrorInfo(_Model):
+    """Why a generation failed (the spec's ``GenerationError`` object, data, not an exception):
+    ``code`` (one of the spec's nine) and ``message``."""
 
     code: str | None = None
     message: str | None = None
@@ -186,14 +203,14 @@ class GenerationOutput(_Model):
         return output_html(self)
 
 
-def _error(value: Any) -> GenerationError | None:
+def _error(value: Any) -> GenerationErrorInfo | None:
     if value is None:
         return None
-    if isinstance(value, GenerationError):
+    if isinstance(value, GenerationErrorInfo):
         return value
     if isinstance(value, Mapping):
-        return GenerationError.from_dict(value)
-    return GenerationError(raw={"message": str(value)}, message=str(value))
+        return GenerationErrorInfo.from_dict(value)
+    return GenerationErrorInfo(raw={"message": str(value)}, message=str(value))
 
 
 @dataclasses.dataclass(repr=False, eq=False)
@@ -208,7 +225,7 @@ class Generation(_Model):
     created_at: dt.datetime | None = None
     completed_at: dt.datetime | None = None
     credits_charged: float | None = None
-    error: GenerationError | None = None
+    error: GenerationErrorInfo | None = None
     idempotency_key: str | None = None
     outputs: list[GenerationOutput] = dataclasses.field(default_factory=list)
     mode: str | None = None
@@ -257,11 +274,11 @@ class Generation(_Model):
         return self.status == "completed"
 
     def raise_for_error(self) -> Generation:
-        """Raise :class:`GenerationFailed` if this generation failed; else return it."""
+        """Raise :class:`GenerationFailedError` if this generation failed; else return it."""
         if self.status == "failed":
-            from mediagen.client._errors import GenerationFailed
+            from mediagen.client._errors import GenerationFailedError
 
-            raise GenerationFailed(self)
+            raise GenerationFailedError(self)
         return self
 
     def wait(self, timeout: float | None = None, **options: Any) -> Any:

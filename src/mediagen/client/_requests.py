@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from mediagen._redact import redact, redact_bytes, redact_value
-from mediagen.client import _errors, _wire
+from mediagen import _wire
+from mediagen.client import _errors
+from mediagen.client._redact import redact, redact_bytes, redact_value
 from mediagen.client._retry import parse_retry_after
 
 

@@ -20,7 +20,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-NEVER_RETRY = frozenset({400, 401, 402, 403, 404, 409, 422})
 
 
 @dataclass(frozen=True)

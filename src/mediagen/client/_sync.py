@@ -5,37 +5,60 @@ from __future__ import annotations
 import contextvars
 import inspect
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
 from mediagen.client import _batch, _progress_hook
 from mediagen.client._base import USER_AGENT, BaseClient
-from mediagen.client._download import DownloadError
+from mediagen.client._batch import BatchItem, BatchResult
 from mediagen.client._effects import (
     Blocking,
     Call,
     Emit,
     Fetch,
     Fetched,
+    Flow,
     Invoke,
     Now,
     Put,
     Sleep,
 )
-from mediagen.client._requests import RequestSpec, decode_json
-from mediagen.client._retry import Attempts, DeadlinePassed
+from mediagen.client._models import Generation
+from mediagen.client._requests import RequestSpec
+from mediagen.client._retry import Attempts
+from mediagen.client._retry_plans import (
+    Plan,
+    Wait,
+    attempt_timeout,
+    call_plan,
+    fetch_plan,
+    put_plan,
+)
+from mediagen.client._sync_resources import (
+    Audio,
+    CreditsResource,
+    Generations,
+    Images,
+    Models,
+    Uploads,
+    Videos,
+)
 from mediagen.client._transport import (
     CHUNK,
     check_final_status,
-    deadline_error,
     fetched,
     file_url_path,
     strip_auth,
 )
+
+if TYPE_CHECKING:
+    from mediagen.client._async import AsyncClient
+
+_T = TypeVar("_T")
 
 
 class Client(BaseClient):
@@ -71,6 +94,13 @@ class Client(BaseClient):
                 follow_redirects=False,
             )
         self._http = http_client
+        self.videos = Videos(self)
+        self.images = Images(self)
+        self.audio = Audio(self)
+        self.generations = Generations(self)
+        self.models = Models(self)
+        self.credits = CreditsResource(self)
+        self.uploads = Uploads(self)
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -84,7 +114,7 @@ class Client(BaseClient):
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def to_async(self, **overrides: Any) -> Any:
+    def to_async(self, **overrides: Any) -> AsyncClient:
         """An ``AsyncClient`` with the same settings (and key); ``overrides`` change options."""
         from mediagen.client._async import AsyncClient
 
@@ -94,8 +124,34 @@ class Client(BaseClient):
     def _sync_twin(self) -> Client:
         return self
 
-    def _submit_batch(self, requests, kind, concurrency, on_estimate, max_credits) -> Any:
-        result = self._run(_batch.prepare(self, requests, kind, on_estimate, max_credits))
+    def save(self, generation: Generation, directory: str | Path = ".") -> list[Path]:
+        """Save every output of ``generation`` into ``directory``; returns the paths."""
+        return self._run(self._save(generation, directory))
+
+    def submit_batch(
+        self,
+        requests: Iterable[Mapping[str, Any]],
+        *,
+        kind: str | None = None,
+        concurrency: int = _batch.DEFAULT_CONCURRENCY,
+        show_estimate: bool = True,
+        on_estimate: Callable[[float, list[BatchItem]], Any] | None = None,
+        max_credits: float | None = None,
+    ) -> BatchResult:
+        """Submit many requests (dicts of body fields); one ``BatchItem`` per request, in order.
+
+        Every request is quoted first and the total shown (printed, or passed to
+        ``on_estimate(total, items)``, which can return False to cancel). If the total is over
+        ``max_credits`` or an active budget, :class:`BudgetExceededError` is raised and nothing
+        is sent. Then at most ``concurrency`` submits run at once. A failing item does not
+        stop the others: its ``error`` is set. The kind (image, video, audio) comes from each
+        model's catalog entry unless ``kind=`` (or a ``"kind"`` key in a request) says.
+        """
+        result = self._run(
+            self._batch_prepare(
+                requests, kind, concurrency, show_estimate, on_estimate, max_credits
+            )
+        )
         todo = _batch.runnable(result)
         if todo:
             # Threads, each in a copy of this context, so ``with mediagen.budget(...)`` holds.
@@ -119,7 +175,7 @@ class Client(BaseClient):
 
     # --- running flows --------------------------------------------------------------------
 
-    def _run(self, flow: Any) -> Any:
+    def _run(self, flow: Flow[_T]) -> _T:
         value: Any = None
         error: BaseException | None = None
         while True:
@@ -176,37 +232,34 @@ class Client(BaseClient):
             return self._put(effect)
         raise TypeError(f"unknown effect {effect!r}")
 
-    # --- I/O ------------------------------------------------------------------------------
+    # --- I/O: the retry loops are plans (``_retry_plans``); these make single attempts --
+
+    def _drive(self, plan: Plan[_T], attempt: Callable[[Attempts], Any]) -> _T:
+        reply: Any = None
+        error: Exception | None = None
+        while True:
+            try:
+                step = plan.throw(error) if error is not None else plan.send(reply)
+            except StopIteration as stop:
+                return stop.value
+            reply, error = None, None
+            if isinstance(step, Wait):
+                self._sleep(step.seconds)
+                continue
+            try:
+                reply = attempt(step.tries)
+            except Exception as exc:  # the plan decides: retry, or the error to raise
+                error = exc
 
     def _call(
         self, spec: RequestSpec, deadline: float | None = None, persistent: bool = False
     ) -> Any:
         url = self._config.base_url + spec.path
         headers = {**self._auth_headers, **spec.headers} if spec.headers else self._auth_headers
-        tries, gate = Attempts(self._policy, self._clock, deadline, persistent), self._gate
-        try:
-            while True:
-                seen, hold = gate.penalties, gate.acquire()
-                while hold > 0:
-                    self._sleep(tries.pause(hold))
-                    hold = 0.0
-                    if gate.penalties != seen and gate.blocked_for > 0:
-                        # a 429 that came back while this request was held holds it again
-                        seen, hold = gate.penalties, gate.acquire()
-                try:
-                    status, response_headers, content = self._exchange(spec, url, headers, tries)
-                except httpx.TransportError as exc:
-                    self._sleep(self._after_transport_error(spec, tries, exc))
-                    continue
-                if status < 300:
-                    return decode_json(content)
-                delay = self._after_error_status(spec, tries, status, response_headers, content)
-                if status == 429:
-                    gate.penalize(delay)  # every request of this key waits, not just this one
-                else:
-                    self._sleep(delay)
-        except DeadlinePassed:
-            raise deadline_error(spec.method, spec.path) from None
+        return self._drive(
+            call_plan(self, spec, deadline, persistent),
+            lambda tries: self._exchange(spec, url, headers, tries),
+        )
 
     def _exchange(
         self, spec: RequestSpec, url: str, headers: Any, tries: Attempts
@@ -233,53 +286,35 @@ class Client(BaseClient):
             response.close()
 
     def _fetch(self, url: str, temp: Path, deadline: float | None = None) -> Fetched:
-        where = file_url_path(url)
-        tries = Attempts(self._policy, self._clock, deadline)
+        return self._drive(
+            fetch_plan(self, url, deadline), lambda tries: self._fetch_once(url, temp, tries)
+        )
+
+    def _fetch_once(self, url: str, temp: Path, tries: Attempts) -> Fetched | httpx.Response:
+        """One download attempt: the file written, or the error response (its body read)."""
+        request = strip_auth(self._http.build_request("GET", url, **attempt_timeout(self, tries)))
+        response = self._http.send(request, stream=True, follow_redirects=True, auth=None)
         try:
-            while True:
-                request = strip_auth(self._http.build_request("GET", url, **self._timeout(tries)))
-                try:
-                    response = self._http.send(
-                        request, stream=True, follow_redirects=True, auth=None
-                    )
-                    try:
-                        check_final_status(response.status_code, where)
-                        if response.status_code >= 400:
-                            response.read()
-                            self._sleep(self._file_error_delay(tries, response, "GET", where))
-                            continue
-                        size = 0
-                        with open(temp, "wb") as handle:
-                            for chunk in response.iter_bytes(CHUNK):
-                                handle.write(chunk)
-                                size += len(chunk)
-                                tries.left()
-                        return fetched(response.headers, size)
-                    finally:
-                        response.close()
-                except httpx.TooManyRedirects:
-                    raise DownloadError(f"GET {where} redirects without end; not saved") from None
-                except httpx.TransportError as exc:
-                    self._sleep(self._file_transport_delay(tries, exc, "GET", where))
-        except DeadlinePassed:
-            raise deadline_error("GET", where) from None
+            check_final_status(response.status_code, file_url_path(url))
+            if response.status_code >= 400:
+                response.read()
+                return response
+            size = 0
+            with open(temp, "wb") as handle:
+                for chunk in response.iter_bytes(CHUNK):
+                    handle.write(chunk)
+                    size += len(chunk)
+                    tries.left()
+            return fetched(response.headers, size)
+        finally:
+            response.close()
 
     def _put(self, effect: Put) -> Any:
-        where = file_url_path(effect.url)
-        tries = Attempts(self._policy, self._clock)
-        while True:
-            request = strip_auth(
-                self._http.build_request(
-                    "PUT", effect.url, content=effect.source.content(), headers=effect.headers
-                )
+        def attempt(tries: Attempts) -> httpx.Response:
+            content = effect.source.content()
+            request = self._http.build_request(
+                "PUT", effect.url, content=content, headers=effect.headers
             )
-            try:
-                response = self._http.send(request, auth=None)
-            except httpx.TransportError as exc:
-                self._sleep(self._file_transport_delay(tries, exc, "PUT", where))
-                continue
-            if response.status_code < 300:
-                return decode_json(response.content)
-            if response.status_code == 409 and tries.count > 0:
-                return {"status": "ready"}  # an earlier attempt delivered the bytes
-            self._sleep(self._file_error_delay(tries, response, "PUT", where))
+            return self._http.send(strip_auth(request), auth=None)
+
+        return self._drive(put_plan(self, effect.url), attempt)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import httpx
 
-from mediagen._redact import redact
 from mediagen.client._download import DownloadError
 from mediagen.client._effects import Fetched
 from mediagen.client._errors import APIConnectionError, APITimeoutError
+from mediagen.client._redact import redact
 
 CHUNK = 1 << 20
 NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout)

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from mediagen.client import _requests, _wire
-from mediagen.client._effects import Call, Put
+from mediagen import _wire
+from mediagen.client import _requests
+from mediagen.client._effects import Call, Flow, Put
 from mediagen.client._errors import PermissionDeniedError
 from mediagen.client._models import Asset, UploadTicket
 
@@ -125,12 +126,12 @@ def make_source(
     return Source(filename, content_type, size, path=path, data=data, file=file, start=start)
 
 
-def register(client: Any, filename: str, content_type: str, size_bytes: int):
+def register(client: Any, filename: str, content_type: str, size_bytes: int) -> Flow[UploadTicket]:
     data = yield Call(_requests.register_upload(filename, content_type, size_bytes))
     return UploadTicket.from_dict(data)
 
 
-def upload(client: Any, source: Source, ticket: UploadTicket | None = None):
+def upload(client: Any, source: Source, ticket: UploadTicket | None = None) -> Flow[Asset]:
     """Flow: register (unless ``ticket`` is given), PUT the bytes, return the ready Asset."""
     if ticket is None or ticket.expired():
         ticket = yield from register(client, source.filename, source.content_type, source.size)

@@ -16,9 +16,10 @@ import datetime as dt
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from mediagen.client import _requests, _wire
+from mediagen import _wire
+from mediagen.client import _requests
 from mediagen.client._download import save_generation
-from mediagen.client._effects import Call, Emit, Invoke, Now, Sleep
+from mediagen.client._effects import Call, Emit, Flow, Invoke, Now, Sleep
 from mediagen.client._errors import APITimeoutError, WaitInterrupted, WaitTimeoutError
 from mediagen.client._models import Generation
 
@@ -60,7 +61,7 @@ def first_look(start: float, deadline: float | None) -> float | None:
     return None if deadline is None else max(deadline, start + FIRST_LOOK)
 
 
-def poll(client: Any, gid: str, deadline: float | None):
+def poll(client: Any, gid: str, deadline: float | None) -> Flow[Generation]:
     """Flow: read one generation; transient failures are retried until ``deadline``."""
     spec = _requests.get_generation(gid)
     data = yield Call(spec, deadline=deadline, persistent=True)
@@ -75,7 +76,7 @@ def wait(
     on_update: Callable[[Generation], Any] | None,
     poll_interval: tuple[float, float],
     download: bool,
-):
+) -> Flow[Generation]:
     """Flow: poll until terminal. ``timeout`` is a deadline for the whole wait: every poll
     (and its retries through an outage) ends by then, and then WaitTimeoutError says so."""
     gid = generation_id(target)
@@ -123,7 +124,7 @@ def watch(
     on_update: Callable[[Generation], Any] | None,
     poll_interval: tuple[float, float],
     download: bool,
-):
+) -> Flow[None]:
     """Flow (iterating): emits each generation once, when it is terminal."""
     pending: dict[str, Generation | None] = {}
     for item in targets:

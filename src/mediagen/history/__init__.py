@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from mediagen.client import _estimate_notes
+from mediagen.client import _estimate_notes, _history_hook
 
 # public name -> submodule that defines it (loaded on first attribute access)
 _EXPORTS = {
@@ -71,6 +71,20 @@ def _forecast_note(client: Any, items: list[Any]) -> str | None:
 
 # Once history is in use, a batch's printed estimate also says how long it will likely take.
 _estimate_notes.register(_forecast_note)
+
+
+def _table(client: Any, *, store: bool, sync: bool, rebuild: bool, **options: Any) -> Any:
+    """``client.generations.to_dataframe()``: from the local store, or fetched directly."""
+    if not store:
+        from mediagen.history._frame import generations_frame
+
+        return generations_frame(client, **options)
+    from mediagen.history._store import stored_frame
+
+    return stored_frame(client, sync=sync, rebuild=rebuild, **options)
+
+
+_history_hook.register(_table)
 
 
 def __getattr__(name: str) -> Any:

@@ -15,11 +15,13 @@ Money rules, so every figure matches the service's ledger to the credit:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from mediagen.client._models import read_field
 
 _FREQS = {"D": "day", "day": "day", "W": "week", "week": "week", "M": "month", "month": "month"}
 
@@ -46,11 +48,6 @@ def total_credits(values: pd.Series) -> float:
 def charged(frame: pd.DataFrame) -> pd.DataFrame:
     """The completed generations: the ones that were charged."""
     return frame[frame["status"] == "completed"]
-
-
-def _status_counts(frame: pd.DataFrame, keys: Any) -> pd.DataFrame:
-    counts = pd.crosstab(keys, frame["status"].astype(object)) if len(frame) else pd.DataFrame()
-    return counts.reindex(columns=["completed", "failed", "pending"], fill_value=0)
 
 
 def spend_by(frame: pd.DataFrame, by: str | Sequence[str]) -> pd.DataFrame:
@@ -230,16 +227,8 @@ def cost_per_output(frame: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values("credits", ascending=False, kind="stable")
 
 
-def _field(obj: Any, name: str) -> Any:
-    if obj is None:
-        return None
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
-
-
 def _member_limit(credits: Any) -> Any:
-    return _field(credits, "member_limit")
+    return read_field(credits, "member_limit")
 
 
 def cycle_start(credits: Any = None, now: pd.Timestamp | None = None) -> pd.Timestamp:
@@ -247,7 +236,7 @@ def cycle_start(credits: Any = None, now: pd.Timestamp | None = None) -> pd.Time
 
     Taken from ``member_limit.resets_at`` when given (one month before it), else this month.
     """
-    resets_at = _field(_member_limit(credits), "resets_at")
+    resets_at = read_field(_member_limit(credits), "resets_at")
     if resets_at is not None:
         return pd.Timestamp(resets_at).tz_convert("UTC") - pd.DateOffset(months=1)
     now = pd.Timestamp.now(tz="UTC") if now is None else now.tz_convert("UTC")
@@ -282,11 +271,11 @@ def cumulative_spend(frame: pd.DataFrame, credits: Any = None) -> pd.DataFrame:
     reserved = total_credits(pending["estimate_credits_after_discount"])
     out.attrs["cycle_start"] = start
     out.attrs["reserved_pending"] = reserved
-    limit = _field(_member_limit(credits), "limit")
+    limit = read_field(_member_limit(credits), "limit")
     if limit is not None:
         out["limit"] = float(limit)
         out["remaining"] = (np.rint((float(limit) - out["cumulative"] - reserved) * 100)) / 100
-        out.attrs["used_reported"] = _field(_member_limit(credits), "used")
+        out.attrs["used_reported"] = read_field(_member_limit(credits), "used")
     return out
 
 
@@ -328,9 +317,9 @@ def headline(frame: pd.DataFrame, credits: Any = None) -> pd.Series:
     }
     limit = _member_limit(credits)
     if credits is not None:
-        values["balance"] = _field(credits, "balance")
+        values["balance"] = read_field(credits, "balance")
     if limit is not None:
-        values["cap"] = _field(limit, "limit")
-        values["cap_used"] = _field(limit, "used")
-        values["cap_remaining"] = _field(limit, "remaining")
+        values["cap"] = read_field(limit, "limit")
+        values["cap_used"] = read_field(limit, "used")
+        values["cap_remaining"] = read_field(limit, "remaining")
     return pd.Series(values, dtype=object)

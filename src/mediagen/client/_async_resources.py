@@ -1,0 +1,192 @@
+"""The resources of ``AsyncClient``: the same shared flows as ``Client``'s, awaited (see the
+blocking twins in ``_sync_resources`` for what each method does)."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from mediagen.client._errors import SubmitInterrupted
+from mediagen.client._models import (
+    Asset,
+    Credits,
+    Estimate,
+    Generation,
+    ModelInfo,
+    UploadTicket,
+)
+from mediagen.client._resources import (
+    _Create,
+    _GenerationListBase,
+    _GenerationsBase,
+    _ModelsBase,
+    _Resource,
+    _UploadsBase,
+)
+from mediagen.client._submit import read_credits
+
+if TYPE_CHECKING:
+    from mediagen.client._async import AsyncClient
+
+
+class _AsyncCreate(_Create):
+    _client: AsyncClient
+
+    async def create(
+        self,
+        *,
+        extra_body: Mapping[str, Any] | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        validate: bool | None = None,
+        estimate: bool | None = None,
+        **fields: Any,
+    ) -> Generation:
+        """Submit a generation; returns it ``pending`` (as ``Client``'s ``create``)."""
+        __tracebackhide__ = True
+        flow = self._submit(extra_body, extra_headers, validate, estimate, fields)
+        try:
+            return await self._client._run(flow)
+        except SubmitInterrupted as exc:  # the message says all; the flow's frames do not help
+            raise exc.with_traceback(None) from None
+
+
+class AsyncVideos(_AsyncCreate):
+    """``POST /v1/videos``."""
+
+    _kind = "video"
+
+
+class AsyncImages(_AsyncCreate):
+    """``POST /v1/images``."""
+
+    _kind = "image"
+
+
+class AsyncAudio(_AsyncCreate):
+    """``POST /v1/audio`` (speech or music: the model decides)."""
+
+    _kind = "audio"
+
+
+class AsyncGenerationList(_GenerationListBase):
+    """Every generation matching the filters, following cursors (``async for g in ...``)."""
+
+    _resource: AsyncGenerations
+
+    def __aiter__(self) -> AsyncIterator[Generation]:
+        return self._resource._client._iterate(self._flow())
+
+
+class AsyncGenerations(_GenerationsBase):
+    """``GET /v1/generations[/{id}]`` plus waiting, watching and resuming."""
+
+    _client: AsyncClient
+
+    async def get(self, generation_id: str) -> Generation:
+        return await self._client._run(self._get(generation_id))
+
+    def list(
+        self,
+        *,
+        status: str | None = None,
+        type: str | None = None,
+        model: str | None = None,
+        created_after: Any = None,
+        limit: int | None = None,
+        max_items: int | None = None,
+    ) -> AsyncGenerationList:
+        """``async for g in aclient.generations.list(...)``, newest first."""
+        query = self._list_query(
+            status=status, type=type, model=model, created_after=created_after, limit=limit
+        )
+        return AsyncGenerationList(self, query, max_items)
+
+    async def wait(
+        self,
+        generation: Any,
+        timeout: float | None = None,
+        *,
+        on_update: Callable[[Generation], Any] | None = None,
+        progress: Callable[[Generation], Any] | None = None,
+        poll_interval: Any = None,
+        download: bool | None = None,
+    ) -> Generation:
+        """Poll until ``completed`` or ``failed`` and return the final Generation."""
+        __tracebackhide__ = True
+        try:
+            with self._waiting(generation, on_update or progress) as callback:
+                flow = self._wait(generation, timeout, callback, poll_interval, download)
+                return await self._client._run(flow)
+        except KeyboardInterrupt as exc:
+            raise self._interrupted(exc, generation) from None
+
+    def watch(
+        self,
+        generations: Iterable[Any],
+        *,
+        timeout: float | None = None,
+        on_update: Callable[[Generation], Any] | None = None,
+        poll_interval: Any = None,
+        download: bool | None = None,
+    ) -> AsyncIterator[Generation]:
+        """``async for g in aclient.generations.watch(gens)``: each as it finishes."""
+        flow = self._watch(generations, timeout, on_update, poll_interval, download)
+        return self._client._iterate(flow)
+
+    async def recover(self) -> builtins.list[Generation]:
+        return await self._client._run(self._recover())
+
+    async def resume(
+        self, *, wait: bool = False, download: bool | None = None
+    ) -> builtins.list[Generation]:
+        return await self._client._run(self._resume(wait, download))
+
+
+class AsyncModels(_ModelsBase):
+    """The catalog: ``GET /v1/models``, ``/v1/models/{id}`` and the estimate endpoint."""
+
+    _client: AsyncClient
+
+    async def list(self, *, type: str | None = None) -> builtins.list[ModelInfo]:
+        return await self._client._run(self._list(type))
+
+    async def get(self, model_id: str, *, refresh: bool = False) -> ModelInfo:
+        return await self._client._run(self._get(model_id, refresh))
+
+    async def estimate(self, model_id: str, **query: Any) -> Estimate:
+        return await self._client._run(self._estimate(model_id, query))
+
+    async def estimate_request(self, request: Mapping[str, Any]) -> Estimate:
+        return await self._client._run(self._estimate_request(request))
+
+    async def estimate_many(self, requests: Iterable[Mapping[str, Any]]) -> builtins.list[Estimate]:
+        return await self._client._run(self._estimate_many(requests))
+
+
+class AsyncCreditsResource(_Resource):
+    """``GET /v1/credits``."""
+
+    _client: AsyncClient
+
+    async def get(self) -> Credits:
+        return await self._client._run(read_credits(self._client))
+
+
+class AsyncUploads(_UploadsBase):
+    """``POST /v1/uploads`` then a streamed PUT of the bytes to the signed URL."""
+
+    _client: AsyncClient
+
+    async def create(self, *, filename: str, content_type: str, size_bytes: int) -> UploadTicket:
+        return await self._client._run(self._register(filename, content_type, size_bytes))
+
+    async def upload(
+        self,
+        source: Any,
+        *,
+        filename: str | None = None,
+        content_type: str | None = None,
+        ticket: UploadTicket | None = None,
+    ) -> Asset:
+        return await self._client._run(self._upload(source, filename, content_type, ticket))

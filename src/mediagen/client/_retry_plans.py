@@ -1,0 +1,183 @@
+"""The retry loops of every request, written once and free of I/O.
+
+A plan is a generator that says what to do next: :class:`Wait` (pause that long) or
+:class:`Send` (make one attempt now; the attempt's ``tries`` bounds its timeout). The driver
+(``Client`` with blocking calls, ``AsyncClient`` with ``await``) performs the step and sends
+the outcome back, or throws the attempt's exception in; the plan decides whether to retry,
+how long to wait, and which error to raise. The shape of the attempt's outcome is the plan's:
+
+- :func:`call_plan` (API requests): ``(status, headers, content)``;
+- :func:`fetch_plan` (downloads): the :class:`Fetched` written, or the error response;
+- :func:`put_plan` (uploads): the response.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import httpx
+
+from mediagen.client._download import DownloadError
+from mediagen.client._effects import Fetched
+from mediagen.client._requests import RequestSpec, decode_json, error_from_response
+from mediagen.client._retry import Attempts, DeadlinePassed
+from mediagen.client._transport import NOT_SENT, connection_error, deadline_error, file_url_path
+
+log = logging.getLogger("mediagen")
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class Wait:
+    """Pause ``seconds`` before the next step."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Send:
+    """Make one attempt now; ``tries`` cuts its timeout to the deadline (``tries.left()``
+    raises :class:`DeadlinePassed` from a body trickling past it)."""
+
+    tries: Attempts
+
+
+#: what a plan yields, what it is sent, what it returns
+Plan = Generator["Wait | Send", Any, _T]
+
+
+def call_plan(
+    client: Any, spec: RequestSpec, deadline: float | None = None, persistent: bool = False
+) -> Plan[Any]:
+    """An API request through the key's gate, retried per the policy; the decoded JSON."""
+    tries, gate = Attempts(client._policy, client._clock, deadline, persistent), client._gate
+    try:
+        while True:
+            seen, hold = gate.penalties, gate.acquire()
+            while hold > 0:
+                yield Wait(tries.pause(hold))
+                hold = 0.0
+                if gate.penalties != seen and gate.blocked_for > 0:
+                    # a 429 that came back while this request was held holds it again
+                    seen, hold = gate.penalties, gate.acquire()
+            try:
+                status, headers, content = yield Send(tries)
+            except httpx.TransportError as exc:
+                yield Wait(_after_transport_error(client, spec, tries, exc))
+                continue
+            if status < 300:
+                return decode_json(content)
+            delay = _after_error_status(client, spec, tries, status, headers, content)
+            if status == 429:
+                gate.penalize(delay)  # every request of this key waits, not just this one
+            else:
+                yield Wait(delay)
+    except DeadlinePassed:
+        raise deadline_error(spec.method, spec.path) from None
+
+
+def fetch_plan(client: Any, url: str, deadline: float | None = None) -> Plan[Fetched]:
+    """A download of a file URL (redirects followed by the attempt), retried per the policy."""
+    where = file_url_path(url)
+    tries = Attempts(client._policy, client._clock, deadline)
+    try:
+        while True:
+            try:
+                got = yield Send(tries)
+            except httpx.TooManyRedirects:
+                raise DownloadError(f"GET {where} redirects without end; not saved") from None
+            except httpx.TransportError as exc:
+                yield Wait(_file_transport_delay(client, tries, exc, "GET", where))
+                continue
+            if isinstance(got, Fetched):
+                return got
+            yield Wait(_file_error_delay(client, tries, got, "GET", where))
+    except DeadlinePassed:
+        raise deadline_error("GET", where) from None
+
+
+def put_plan(client: Any, url: str) -> Plan[Any]:
+    """An upload of bytes to a signed URL, retried per the policy; the decoded JSON."""
+    where = file_url_path(url)
+    tries = Attempts(client._policy, client._clock)
+    while True:
+        try:
+            response = yield Send(tries)
+        except httpx.TransportError as exc:
+            yield Wait(_file_transport_delay(client, tries, exc, "PUT", where))
+            continue
+        if response.status_code < 300:
+            return decode_json(response.content)
+        if response.status_code == 409 and tries.count > 0:
+            return {"status": "ready"}  # an earlier attempt delivered the bytes
+        yield Wait(_file_error_delay(client, tries, response, "PUT", where))
+
+
+def attempt_timeout(client: Any, tries: Attempts) -> dict[str, Any]:
+    """The ``timeout=`` of the next attempt when a deadline cuts it, else nothing."""
+    timeout = tries.timeout(client._config.timeout)
+    return {} if timeout is None else {"timeout": httpx.Timeout(timeout)}
+
+
+# --- the decisions ------------------------------------------------------------------------
+
+
+def _after_transport_error(client: Any, spec: Any, tries: Attempts, exc: Exception) -> float:
+    """The pause before retrying after a transport failure; raises when it is final."""
+    delay = tries.next_delay(
+        connection_error=True,
+        idempotent=spec.idempotent,
+        sent=not isinstance(exc, NOT_SENT),
+    )
+    if delay is None:
+        raise connection_error(exc, spec.method, spec.path, client._secrets) from None
+    log.info("mediagen: %s %s: %s; retry in %.2fs", spec.method, spec.path,
+             type(exc).__name__, delay)  # fmt: skip
+    return delay
+
+
+def _after_error_status(
+    client: Any, spec: Any, tries: Attempts, status: int, headers: Any, content: bytes
+) -> float:
+    """The pause before retrying after an error status; raises the error when final."""
+    error = error_from_response(
+        status, headers, content, method=spec.method, path=spec.path, secrets=client._secrets
+    )
+    delay = tries.next_delay(
+        status=status,
+        retry_after=getattr(error, "retry_after", None),
+        idempotent=spec.idempotent,
+    )
+    if delay is None:
+        raise error
+    log.info("mediagen: %s %s: HTTP %s; retry in %.2fs", spec.method, spec.path,
+             status, delay)  # fmt: skip
+    return delay
+
+
+def _file_error_delay(
+    client: Any, tries: Attempts, response: Any, method: str, where: str
+) -> float:
+    """The pause before retrying an upload/download URL's error status; raises if final."""
+    error = error_from_response(
+        response.status_code, response.headers, response.content, method=method,
+        path=where, secrets=client._secrets,
+    )  # fmt: skip
+    delay = tries.next_delay(status=response.status_code)
+    if delay is None:
+        raise error
+    return delay
+
+
+def _file_transport_delay(
+    client: Any, tries: Attempts, exc: Exception, method: str, where: str
+) -> float:
+    """The pause before retrying an upload/download URL after a transport failure."""
+    delay = tries.next_delay(connection_error=True)
+    if delay is None:
+        raise connection_error(exc, method, where, client._secrets) from None
+    return delay

@@ -1,0 +1,262 @@
+"""The resources of the blocking ``Client``: each method runs a shared flow and returns its
+value (the logic lives in ``_resources``, once for both clients)."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from mediagen.client._errors import SubmitInterrupted
+from mediagen.client._models import (
+    Asset,
+    Credits,
+    Estimate,
+    Generation,
+    ModelInfo,
+    UploadTicket,
+)
+from mediagen.client._resources import (
+    _Create,
+    _GenerationListBase,
+    _GenerationsBase,
+    _ModelsBase,
+    _page,
+    _Resource,
+    _short_interrupts,
+    _UploadsBase,
+)
+from mediagen.client._submit import read_credits
+
+if TYPE_CHECKING:
+    from mediagen.client._sync import Client
+
+
+class _SyncCreate(_Create):
+    _client: Client
+
+    def create(
+        self,
+        *,
+        extra_body: Mapping[str, Any] | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        validate: bool | None = None,
+        estimate: bool | None = None,
+        **fields: Any,
+    ) -> Generation:
+        """Submit a generation; returns it ``pending`` (``.wait()`` for the result).
+
+        Fields are the spec's body fields as keyword arguments; an unknown one raises
+        :class:`UnknownFieldError` (send it anyway with ``extra_body={...}``). Reference
+        inputs take an asset id, an ``Asset``, a ``GenerationOutput`` or a local path
+        (uploaded first). The request is checked against the model's catalog entry before
+        sending (``validate=False`` skips that). An ``idempotency_key`` is made when none is
+        given, and reused on every retry, so a retry can never charge twice.
+        """
+        __tracebackhide__ = True  # IPython and pytest show the caller's line, not ours
+        flow = self._submit(extra_body, extra_headers, validate, estimate, fields)
+        try:
+            return self._client._run(flow)
+        except SubmitInterrupted as exc:  # the message says all; the flow's frames do not help
+            raise exc.with_traceback(None) from None
+
+
+class Videos(_SyncCreate):
+    """``POST /v1/videos``."""
+
+    _kind = "video"
+
+
+class Images(_SyncCreate):
+    """``POST /v1/images``."""
+
+    _kind = "image"
+
+
+class Audio(_SyncCreate):
+    """``POST /v1/audio`` (speech or music: the model decides)."""
+
+    _kind = "audio"
+
+
+class GenerationList(_GenerationListBase):
+    """Every generation matching the filters, following cursors (``for g in ...``)."""
+
+    _resource: Generations
+
+    def __iter__(self) -> Iterator[Generation]:
+        return iter(self._resource._client._iterate(self._flow()))
+
+
+class Generations(_GenerationsBase):
+    """``GET /v1/generations[/{id}]`` plus waiting, watching and resuming."""
+
+    _client: Client
+
+    def get(self, generation_id: str) -> Generation:
+        """One generation's current state."""
+        return self._client._run(self._get(generation_id))
+
+    def list(
+        self,
+        *,
+        status: str | None = None,
+        type: str | None = None,
+        model: str | None = None,
+        created_after: Any = None,
+        limit: int | None = None,
+        max_items: int | None = None,
+    ) -> GenerationList:
+        """Iterate every matching generation, newest first (cursors followed for you).
+
+        ``limit`` is the page size (default 100, the maximum); ``max_items`` stops early.
+        """
+        query = self._list_query(
+            status=status, type=type, model=model, created_after=created_after, limit=limit
+        )
+        return GenerationList(self, query, max_items)
+
+    def _list_page_raw(
+        self,
+        *,
+        limit: int | None = None,
+        after: str | None = None,
+        status: str | None = None,
+        type: str | None = None,
+        model: str | None = None,
+        created_after: Any = None,
+    ) -> Any:
+        """One page of ``GET /v1/generations`` as the service sent it (thread-safe)."""
+        query = {
+            "limit": limit,
+            "after": after,
+            "status": status,
+            "type": type,
+            "model": model,
+            "created_after": created_after,
+        }
+        return self._client._run(_page(self._client, query))
+
+    def wait(
+        self,
+        generation: Any,
+        timeout: float | None = None,
+        *,
+        on_update: Callable[[Generation], Any] | None = None,
+        progress: Callable[[Generation], Any] | None = None,
+        poll_interval: Any = None,
+        download: bool | None = None,
+    ) -> Generation:
+        """Poll until ``completed`` or ``failed`` and return the final Generation.
+
+        Polls every ``poll_interval`` (client default 2 s backing off to 5 s); calls
+        ``on_update(generation)`` (alias ``progress``) after each poll. Raises
+        :class:`WaitTimeoutError` after ``timeout`` seconds (the job may still complete and
+        be charged; nothing is resubmitted). Completed outputs are downloaded into the cache
+        (``download=False`` skips that). A failed generation is returned, not raised: call
+        ``.raise_for_error()``.
+        """
+        __tracebackhide__ = True  # IPython and pytest show the caller's line, not ours
+        try:
+            with self._waiting(generation, on_update or progress) as callback:
+                flow = self._wait(generation, timeout, callback, poll_interval, download)
+                return self._client._run(flow)
+        except KeyboardInterrupt as exc:
+            raise self._interrupted(exc, generation) from None
+
+    def watch(
+        self,
+        generations: Iterable[Any],
+        *,
+        timeout: float | None = None,
+        on_update: Callable[[Generation], Any] | None = None,
+        poll_interval: Any = None,
+        download: bool | None = None,
+    ) -> Iterator[Generation]:
+        """Yield each generation as it finishes (completion order).
+
+        Costs requests per page of the list endpoint (100 generations a page) per round, not
+        one request per job.
+        """
+        flow = self._watch(generations, timeout, on_update, poll_interval, download)
+        return _short_interrupts(self._client._iterate(flow))
+
+    def recover(self) -> builtins.list[Generation]:
+        """Find the jobs of submits whose answer never arrived (a dropped connection, a 5xx,
+        an interrupt, a crash), by their idempotency keys; read only, nothing is submitted.
+
+        Returns the generations found (journaled, so ``pending()``/``resume()`` know them). A
+        lost submit not found here never reached the service; sending the same request again
+        reuses its idempotency key, so it is charged at most once either way.
+        """
+        return self._client._run(self._recover())
+
+    def resume(
+        self, *, wait: bool = False, download: bool | None = None
+    ) -> builtins.list[Generation]:
+        """Re-attach after a kernel restart: the current state of every journaled pending job,
+        including those of submits whose answer was lost (:meth:`recover` runs first).
+
+        Finished ones are journaled (and downloaded); ``wait=True`` also waits for the rest.
+        """
+        return self._client._run(self._resume(wait, download))
+
+
+class Models(_ModelsBase):
+    """The catalog: ``GET /v1/models``, ``/v1/models/{id}`` and the estimate endpoint."""
+
+    _client: Client
+
+    def list(self, *, type: str | None = None) -> builtins.list[ModelInfo]:
+        """Every model (of ``type``: ``image``, ``video`` or ``audio``) as ``ModelInfo``."""
+        return self._client._run(self._list(type))
+
+    def get(self, model_id: str, *, refresh: bool = False) -> ModelInfo:
+        """One catalog entry (cached per client; ``refresh=True`` reads it again)."""
+        return self._client._run(self._get(model_id, refresh))
+
+    def estimate(self, model_id: str, **query: Any) -> Estimate:
+        """``GET /v1/models/{id}/estimate`` with the wire contract's query names."""
+        return self._client._run(self._estimate(model_id, query))
+
+    def estimate_request(self, request: Mapping[str, Any]) -> Estimate:
+        """The quote for exactly this submit body (mapped with ``Catalog.estimate_query``)."""
+        return self._client._run(self._estimate_request(request))
+
+    def estimate_many(self, requests: Iterable[Mapping[str, Any]]) -> builtins.list[Estimate]:
+        """One quote per request (for showing a batch's total before submitting it)."""
+        return self._client._run(self._estimate_many(requests))
+
+
+class CreditsResource(_Resource):
+    """``GET /v1/credits``."""
+
+    _client: Client
+
+    def get(self) -> Credits:
+        return self._client._run(read_credits(self._client))
+
+
+class Uploads(_UploadsBase):
+    """``POST /v1/uploads`` then a streamed PUT of the bytes to the signed URL."""
+
+    _client: Client
+
+    def create(self, *, filename: str, content_type: str, size_bytes: int) -> UploadTicket:
+        """Register a file; returns the ``UploadTicket`` (``upload_url``, headers, expiry)."""
+        return self._client._run(self._register(filename, content_type, size_bytes))
+
+    def upload(
+        self,
+        source: Any,
+        *,
+        filename: str | None = None,
+        content_type: str | None = None,
+        ticket: UploadTicket | None = None,
+    ) -> Asset:
+        """Upload a path, bytes or binary file object; returns the ready ``Asset``.
+
+        Streams in 1 MiB chunks with exactly the ticket's ``required_headers`` (never the API
+        key); an expired ticket is registered again.
+        """
+        return self._client._run(self._upload(source, filename, content_type, ticket))

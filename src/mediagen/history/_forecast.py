@@ -157,6 +157,64 @@ def batch_note(client: Any, items: list[Any]) -> str | None:
     return "Forecast: " + forecast(requests, sync_client).summary()
 
 
+def expected_seconds(client: Any, model: str | None, mode: str | None = None) -> float | None:
+    """How long one generation of ``model`` usually takes for this user (a progress display's
+    scale), or None when nothing says.
+
+    From the local history store when it knows enough of that model's generations: the
+    forecast's p50 for one job over its settled ones (from every machine the key was used on).
+    Otherwise (no store yet, or fewer than ``MIN_SAMPLES`` stored) the request journal's median
+    on this machine. Never syncs: a progress bar must not fetch a history; the store is read
+    once per sync.
+    """
+    if not model:
+        return None
+    store = _store_of(client)
+    from_store = _store_p50(store, model, mode) if store is not None else None
+    if from_store is not None:
+        return from_store
+    from mediagen._progress import expected_seconds as from_journal
+
+    return from_journal(getattr(client, "journal", None), model)
+
+
+def _store_p50(store: Any, model: str, mode: str | None) -> float | None:
+    from mediagen._progress import _file_version
+
+    key = (str(store.root), _file_version(store.root / "state.json"), model, mode)
+    if key not in _expected_cache:
+        if len(_expected_cache) > 256:
+            _expected_cache.clear()
+        rows = _settled_rows(store, model)
+        _expected_cache[key] = forecast_batch({"model": model, "mode": mode}, rows).p50_seconds
+    return _expected_cache[key]
+
+
+#: (store, state version, model, mode) -> seconds: the store is read once per sync, not per card
+_expected_cache: dict[tuple[Any, ...], float | None] = {}
+
+
+def _store_of(client: Any) -> Any:
+    """The client's history store when it holds settled generations, else None."""
+    from mediagen.history._store import store_for
+
+    store = store_for(client)
+    return store if store is not None and store.segments() else None
+
+
+def _settled_rows(store: Any, model: str) -> pd.DataFrame:
+    """The store's settled generations of ``model`` (only the columns a forecast reads)."""
+    con = store.connect()
+    try:
+        query = (
+            "SELECT model, mode, status, latency_s FROM generations "
+            "WHERE model = ? AND status IN ('completed', 'failed')"
+        )
+        return con.execute(query, [model]).df()
+    finally:
+        con.close()
+
+
 def _tally(requests: list[Mapping[str, Any]]) -> list[tuple[tuple[str, str | None], int]]:
     counts: dict[tuple[str, str | None], int] = {}
     for request in requests:

@@ -10,7 +10,7 @@ import argparse
 import datetime as dt
 import re
 import shlex
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -36,8 +36,9 @@ LINE_USAGE = (
     """\
 %mediagen models [image|video|audio]     the catalog as a table
 %mediagen credits                        balance, reservations, member cap
-%mediagen history [--since 7d] [--type T] [--model M] [-o NAME]
-                                         spend summary (NAME gets the full history frame)
+%mediagen history [--since 7d] [--type T] [--model M] [-o NAME] [--offline]
+                                         spend summary from the local history store, synced
+                                         first (NAME gets the full history frame)
 %mediagen studio                         the interactive studio widget
 %mediagen pending                        generations still running (e.g. after a restart)
 %mediagen attach ID [-o NAME]            wait again for a generation and bind it
@@ -115,39 +116,33 @@ def _credits(magics: MediagenMagics, args: argparse.Namespace) -> Any:
 
 
 @magic_arguments()
-@kwds(usage="%%mediagen history [--since 7d] [--type T] [--model M] [-o NAME]")
+@kwds(usage="%%mediagen history [--since 7d] [--type T] [--model M] [-o NAME] [--offline]")
 @argument("--since", help="an age (30m, 24h, 7d, 2w) or an ISO date")
 @argument("--type", choices=KINDS)
 @argument("--model")
 @argument("-o", dest="name", type=_variable_name, help="variable that gets the full frame")
+@argument("--offline", action="store_true", help="read the local store without syncing")
 def _history(magics: MediagenMagics, args: argparse.Namespace) -> Any:
-    """Spend summary; ``-o NAME`` also binds the full history frame."""
-    filters: dict[str, Any] = {}
-    if args.type:
-        filters["type"] = args.type
-    if args.model:
-        filters["model"] = args.model
+    """Spend summary from the local history store, synced first (only what is new is fetched);
+    ``-o NAME`` also binds the full history frame."""
+    filters: dict[str, Any] = {"type": args.type, "model": args.model}
     if args.since:
-        filters["created_after"] = parse_since(args.since).isoformat()
-    from mediagen import history
-    from mediagen.history._fetch import iter_generation_pages
-
-    client = magics.client
+        filters["created_after"] = parse_since(args.since)
     with Progress("Fetching history", unit="page") as bar:
         rows = 0
 
-        def pages() -> Iterator[Mapping[str, Any]]:
+        def on_page(page: Mapping[str, Any]) -> None:
             nonlocal rows
-            for page in iter_generation_pages(client, filters):
-                rows += len(page.get("data") or ())
-                bar.advance(message=plural(rows, "generation"))
-                yield page
+            rows += len(page.get("data") or ())
+            bar.advance(message=plural(rows, "generation"))
 
         try:
-            frame = history.frame_from_pages(pages(), journal=getattr(client, "journal", None))
+            frame = mc.history_frame(magics.client, filters, sync=not args.offline, on_page=on_page)
         except KeyboardInterrupt:
             bar.close(
-                f"interrupted after {plural(rows, 'generation')}; nothing was changed", ok=False
+                f"interrupted after {plural(rows, 'generation')}; the store keeps what was "
+                "synced, and the next sync resumes there",
+                ok=False,
             )
             return None
     magics.bind(args.name, frame)

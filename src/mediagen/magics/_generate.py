@@ -17,7 +17,6 @@ from IPython.display import display
 import mediagen.magics as settings
 from mediagen._progress import (
     Progress,
-    expected_seconds,
     format_seconds,
     generation_callback,
     generation_message,
@@ -171,7 +170,7 @@ def wait_and_show(magics: MediagenMagics, generation: Any, name: str | None) -> 
     """Wait in the foreground with live progress; an interrupt leaves the job running."""
     latest = [generation]
     model = mc.field(generation, "model")
-    expected = expected_seconds(getattr(magics.client, "journal", None), model)
+    expected = mc.expected_seconds(magics.client, generation)
     bar = Progress(f"Generation {model}", expected=expected)
     show_progress = generation_callback(bar)
 

@@ -102,3 +102,24 @@ def credits(client: Any) -> Any:
 
 def is_terminal(generation: Any) -> bool:
     return field(generation, "status") in ("completed", "failed")
+
+
+def history_frame(
+    client: Any,
+    filters: Mapping[str, Any],
+    *,
+    sync: bool,
+    on_page: Callable[[Mapping[str, Any]], Any],
+) -> Any:
+    """The history from the client's local store, synced first unless ``sync`` is False
+    (a sync fetches only what is new since the last one; the store keeps the settled rest)."""
+    from mediagen import history
+
+    return history.stored_frame(client, sync=sync, on_page=on_page, **filters)
+
+
+def expected_seconds(client: Any, generation: Any) -> float | None:
+    """How long this generation's model usually takes for this user (``mediagen.history``)."""
+    from mediagen import history
+
+    return history.expected_seconds(client, field(generation, "model"), field(generation, "mode"))

@@ -1,0 +1,47 @@
+"""The magics read the local history store: ``%mediagen history`` syncs it and can answer
+offline, and a cell's wait expects the time the user's stored history says."""
+
+from __future__ import annotations
+
+import mediagen
+from mediagen import history
+
+
+def test_history_is_read_from_the_store_and_answers_offline(
+    shell, sandbox, tenant, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("MEDIAGEN_CACHE_DIR", str(tmp_path))
+    for prompt in ("one kite", "a storm [[fail:timeout]]"):
+        assert shell.run(f"%%mediagen image --yes\n{prompt}").success
+    synced = shell.run("%mediagen history -o frame")
+    assert synced.success, synced.text
+    assert "2 generations" in repr(synced.result)
+    with mediagen.Client() as client:  # the magics' own connection: same service, key, cache
+        stored = history.HistoryStore.for_client(client).frame()
+    assert sorted(stored["id"]) == sorted(shell.ns["frame"]["id"])
+
+    sandbox.admin.revoke_key(tenant.key_id)  # the service now refuses this key
+    offline = shell.run("%mediagen history --offline")
+    assert offline.success, offline.text
+    summary = repr(offline.result)
+    assert "2 generations: " in summary
+    assert "1 completed, 1 failed" in summary
+
+
+def test_a_cell_wait_expects_the_time_the_users_stored_history_says(
+    shell, sandbox, tenant, tmp_path, monkeypatch
+):
+    # Five images made with this key on another machine (a cache and journal of its own).
+    with mediagen.Client(
+        api_key=tenant.api_key,
+        base_url=sandbox.base_url,
+        cache_dir=tmp_path / "laptop",
+        poll_interval=0.05,
+    ) as laptop:
+        for i in range(5):
+            laptop.images.create(model="pixel-1", prompt=f"kite {i} [[slow:0.3]]").wait()
+    monkeypatch.setenv("MEDIAGEN_CACHE_DIR", str(tmp_path / "here"))
+    assert shell.run("%mediagen history").success  # this machine's store, synced
+    run = shell.run("%%mediagen image --yes\na kite [[slow:0.3]]")
+    assert run.success, run.text
+    assert "(usually ~0." in run.stderr, run.stderr

@@ -45,3 +45,29 @@ def test_a_cell_wait_expects_the_time_the_users_stored_history_says(
     run = shell.run("%%mediagen image --yes\na kite [[slow:0.3]]")
     assert run.success, run.text
     assert "(usually ~0." in run.stderr, run.stderr
+
+
+def test_a_cell_shows_the_forecast_from_the_users_history_before_it_is_paid(
+    shell, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("MEDIAGEN_CACHE_DIR", str(tmp_path))
+    first = shell.run("%%mediagen image --yes\nkite 0 [[slow:0.2]]")
+    assert first.success, first.text
+    assert "Forecast: no local history yet" in first.text
+    assert shell.run("%mediagen history").success  # the store exists from now on
+
+    few = shell.run("%%mediagen image --yes\nkite 1 [[slow:0.2]]")
+    assert "Forecast: 1 job: no time forecast yet" in few.text
+    assert "1 past generation, needs 5" in few.text
+
+    for i in range(2, 6):
+        assert shell.run(f"%%mediagen image --yes\nkite {i} [[slow:0.2]]").success
+    assert shell.run("%%mediagen image --yes\na storm [[fail:timeout]]").success
+    seasoned = shell.run("%%mediagen image --yes -o k6\nkite 6")
+    assert seasoned.success, seasoned.text
+    note = next(d for d in seasoned.displayed if d.startswith("Forecast:"))
+    assert note.startswith("Forecast: 1 job: all done in about "), note
+    assert "0.1 failures expected; from 7 past generations of yours" in note
+    shown = seasoned.displayed
+    generation = next(i for i, d in enumerate(shown) if d.startswith("Generation("))
+    assert shown.index(note) < generation, "the forecast comes before anything is paid"

@@ -36,6 +36,7 @@ _EXPORTS = {
     "forecast_batch": "_forecast",
     "BatchForecast": "_forecast",
     "expected_seconds": "_forecast",
+    "request_note": "_forecast",
     "journal_columns": "_journal_join",
     "HISTORY_COLUMNS": "_schema",
     "apply_history_dtypes": "_schema",

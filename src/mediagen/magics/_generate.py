@@ -48,6 +48,9 @@ def run_cell(magics: MediagenMagics, line: str, cell: str) -> Any:
     if refusal:
         display(Notice(f"Not submitted: {refusal}.", "error"))
         return None
+    note = mc.forecast_note(client, request)
+    if note:
+        display(Notice(note, "info"))
     price = mc.field(estimate, "credits_after_discount")
     needs_consent = price is not None and float(price) > magics.threshold()
     if needs_consent and not options.yes and not _confirm(magics, price):

@@ -123,3 +123,14 @@ def expected_seconds(client: Any, generation: Any) -> float | None:
     from mediagen import history
 
     return history.expected_seconds(client, field(generation, "model"), field(generation, "mode"))
+
+
+def forecast_note(client: Any, request: Mapping[str, Any]) -> str | None:
+    """How long this request will likely take and how often it fails, from the user's own
+    history (``mediagen.history``); None when the store cannot be read (the purchase goes on)."""
+    from mediagen import MediagenError, history
+
+    try:
+        return history.request_note(client, request)
+    except (MediagenError, OSError):
+        return None

@@ -150,6 +150,15 @@ class Service:
         owner = self.client if self.client is not None else self._given_async
         return history.expected_seconds(owner, model)
 
+    def forecast_note(self, request: dict[str, Any], *, sync: bool) -> str:
+        """How long ``request`` will likely take and how often it fails, from the user's own
+        history (``mediagen.history.request_note``). Blocking (files, maybe a sync): callers
+        run it on a worker thread, off the kernel's loop."""
+        from mediagen import history
+
+        owner = self.client if self.client is not None else self._given_async
+        return history.request_note(owner._sync_twin(), request, sync=sync)
+
     def journal_requests(self) -> dict[str, dict[str, Any]]:
         """Per generation id, the request body this machine sent (from the client's journal).
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import deque
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,6 +37,46 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         return
     _state["current"] = path
     os.environ.update(_sandbox().env_for(path))
+    notebook = item.parent
+    if not isinstance(getattr(notebook, "get_kernel_message", None), FinalOutputs):
+        notebook.get_kernel_message = FinalOutputs(notebook.get_kernel_message)  # type: ignore[union-attr]
+
+
+class FinalOutputs:
+    """A cell's iopub messages as the saved notebook shows them: an ``update_display_data``
+    replaces the output with its display id, as nbclient does when the tutorials are recorded.
+
+    nbval reads only the first version of such an output (a progress bar, later replaced by its
+    summary line); without this, a cell with live progress could not be compared at all.
+    """
+
+    def __init__(self, get: Callable[..., dict[str, Any]]) -> None:
+        self._get = get
+        self._ready: deque[dict[str, Any]] = deque()
+
+    def __call__(self, timeout: float | None = None, stream: str = "iopub") -> dict[str, Any]:
+        if stream != "iopub":
+            return self._get(timeout=timeout, stream=stream)
+        if not self._ready:
+            self._ready.extend(self._one_request(timeout))
+        return self._ready.popleft()
+
+    def _one_request(self, timeout: float | None) -> list[dict[str, Any]]:
+        """Messages up to the kernel going idle (only requests change its state: no frontend)."""
+        held: list[dict[str, Any]] = []
+        while True:
+            message = self._get(timeout=timeout, stream="iopub")
+            content = message["content"]
+            if message["msg_type"] == "update_display_data":
+                shown = content.get("transient", {}).get("display_id")
+                for earlier in held:
+                    if earlier["content"].get("transient", {}).get("display_id") == shown:
+                        earlier["content"]["data"] = content["data"]
+                        earlier["content"]["metadata"] = content.get("metadata", {})
+                continue
+            held.append(message)
+            if message["msg_type"] == "status" and content["execution_state"] == "idle":
+                return held
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

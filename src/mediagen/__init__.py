@@ -137,14 +137,14 @@ def spend_dashboard(client=None, **options):
 
 
 def load_ipython_extension(ipython):
-    """``%load_ext mediagen``: the magics and display formatters (see ``mediagen.extension``)."""
-    from mediagen.extension import load_ipython_extension as _load
+    """``%load_ext mediagen``: the magics and display formatters (see ``mediagen.magics``)."""
+    from mediagen.magics import load_ipython_extension as _load
 
     _load(ipython)
 
 
 def unload_ipython_extension(ipython):
-    from mediagen.extension import unload_ipython_extension as _unload
+    from mediagen.magics import unload_ipython_extension as _unload
 
     _unload(ipython)
 

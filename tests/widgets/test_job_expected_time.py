@@ -30,3 +30,25 @@ def test_a_pending_card_carries_the_models_usual_time_from_the_users_history(
     assert 0.2 <= known.expected_s < 10
     assert new.expected_s is None, "no history for this model: no guess"
     assert known.status == "completed"
+
+
+def test_a_card_expects_the_time_the_users_stored_history_says(
+    make_service, make_client, tenant, tmp_path
+):
+    # Five images made with this key on another machine (a cache and journal of its own).
+    laptop = make_client(tenant, cache_dir=tmp_path / "laptop")
+    for i in range(5):
+        laptop.images.create(model="pixel-1", prompt=f"kite {i} [[slow:0.2]]").wait()
+    service = make_service(tenant, cache_dir=tmp_path / "here")
+    service.client.generations.to_dataframe()  # this machine's history store, synced
+    assert service.client.journal.latest() == {}, "nothing of it in this machine's journal"
+
+    async def scenario():
+        card = JobCard(service, service.client.images.create(model="pixel-1", prompt="a"))
+        await card.task
+        await service.aclose()
+        return card
+
+    card = run(scenario())
+    assert card.expected_s is not None
+    assert 0.2 <= card.expected_s < 10

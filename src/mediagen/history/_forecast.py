@@ -65,11 +65,11 @@ class BatchForecast:
     def summary(self) -> str:
         if self.p50_seconds is None:
             return (
-                f"{self.jobs} jobs: no time forecast yet ({self._why_not()}); "
+                f"{_jobs(self.jobs)}: no time forecast yet ({self._why_not()}); "
                 "the estimate above is still exact"
             )
         text = (
-            f"{self.jobs} jobs: all done in about {_duration(self.p50_seconds)} "
+            f"{_jobs(self.jobs)}: all done in about {_duration(self.p50_seconds)} "
             f"(p90 {_duration(self.p90_seconds)})"
         )
         if self.expected_failures is not None:
@@ -137,24 +137,106 @@ def forecast(
     return forecast_batch(requests, history, count=count, submit_rate=submit_rate)
 
 
+#: Said before a purchase when there is no store yet (rather than fetch a whole history then).
+NO_HISTORY_NOTE = (
+    "Forecast: no local history yet (client.generations.to_dataframe() or %mediagen history "
+    "builds it; then estimates say how long jobs usually take)"
+)
+
+
 def batch_note(client: Any, items: list[Any]) -> str | None:
     """The forecast line printed under a batch's estimate (``client.submit_batch``).
 
     It reads the local history store, synced first when one exists (cheap: only what is new);
     without a store it says how to make one rather than fetch a whole history before a batch.
     """
-    from mediagen.history._store import HistoryStore
-
     sync_client = client._sync_twin()
-    if not HistoryStore.for_client(sync_client).segments():
-        return (
-            "Forecast: no local history yet (client.generations.to_dataframe() builds it; "
-            "then batches show how long they usually take)"
-        )
+    if _store_of(sync_client) is None:
+        return NO_HISTORY_NOTE
     requests = [item.request for item in items if getattr(item, "error", None) is None]
     if not requests:
         return None
     return "Forecast: " + forecast(requests, sync_client).summary()
+
+
+def request_note(client: Any, request: Mapping[str, Any], *, sync: bool = True) -> str:
+    """The forecast line shown beside one request's exact price, before it is paid (the
+    magics' confirmation, the studio's estimate).
+
+    Reads only the store's settled generations of the request's model; ``sync`` first fetches
+    what is new into an existing store (never a whole first fetch before a purchase).
+    """
+    store = _store_of(client)
+    if store is None:
+        return NO_HISTORY_NOTE
+    if sync:
+        store.sync(client)
+    rows = _model_rows(store, str(request.get("model")))
+    return "Forecast: " + forecast_batch([request], rows).summary()
+
+
+def expected_seconds(client: Any, model: str | None, mode: str | None = None) -> float | None:
+    """How long one generation of ``model`` usually takes for this user (a progress display's
+    scale), or None when nothing says.
+
+    From the local history store when it knows enough of that model's generations: the
+    forecast's p50 for one job over its settled ones (from every machine the key was used on).
+    Otherwise (no store yet, or fewer than ``MIN_SAMPLES`` stored) the request journal's median
+    on this machine. Never syncs: a progress bar must not fetch a history; the store is read
+    once per sync.
+    """
+    if not model:
+        return None
+    store = _store_of(client)
+    from_store = _store_p50(store, model, mode) if store is not None else None
+    if from_store is not None:
+        return from_store
+    from mediagen._progress import expected_seconds as from_journal
+
+    return from_journal(getattr(client, "journal", None), model)
+
+
+def _store_p50(store: Any, model: str, mode: str | None) -> float | None:
+    return forecast_batch({"model": model, "mode": mode}, _model_rows(store, model)).p50_seconds
+
+
+def _model_rows(store: Any, model: str) -> pd.DataFrame:
+    """The store's settled generations of ``model`` (the columns a forecast reads), read once
+    per sync: progress bars and live estimates ask often, the store changes only on a sync."""
+    from mediagen._progress import _file_version
+
+    key = (str(store.root), _file_version(store.root / "state.json"), model)
+    rows = _rows_cache.get(key)
+    if rows is None:
+        if len(_rows_cache) >= 16:
+            _rows_cache.clear()
+        rows = _rows_cache[key] = _settled_rows(store, model)
+    return rows
+
+
+#: (store, state version, model) -> that model's settled rows
+_rows_cache: dict[tuple[Any, ...], pd.DataFrame] = {}
+
+
+def _store_of(client: Any) -> Any:
+    """The client's history store when it holds settled generations, else None."""
+    from mediagen.history._store import store_for
+
+    store = store_for(client)
+    return store if store is not None and store.segments() else None
+
+
+def _settled_rows(store: Any, model: str) -> pd.DataFrame:
+    """The store's settled generations of ``model`` (only the columns a forecast reads)."""
+    con = store.connect()
+    try:
+        query = (
+            "SELECT model, mode, status, latency_s FROM generations "
+            "WHERE model = ? AND status IN ('completed', 'failed')"
+        )
+        return con.execute(query, [model]).df()
+    finally:
+        con.close()
 
 
 def _tally(requests: list[Mapping[str, Any]]) -> list[tuple[tuple[str, str | None], int]]:
@@ -213,6 +295,10 @@ def _simulate(
         walls = np.maximum(walls, draws.max(axis=1))
         start += group.jobs
     return walls
+
+
+def _jobs(count: int) -> str:
+    return f"{count} job{'s' if count != 1 else ''}"
 
 
 def _duration(seconds: float | None) -> str:

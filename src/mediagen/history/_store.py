@@ -450,6 +450,14 @@ def _discard(path: Path) -> None:
         path.unlink()
 
 
+def store_for(client: Any) -> HistoryStore | None:
+    """The client's history store, or None for what has no cache folder of its own (a page
+    source, a stand-in): those are read from the service directly."""
+    if getattr(client, "_config", None) is None:
+        return None
+    return HistoryStore.for_client(client)
+
+
 def stored_frame(
     client: Any,
     *,

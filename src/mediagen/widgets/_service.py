@@ -143,10 +143,21 @@ class Service:
         return getattr(owner, "journal", None)
 
     def expected_seconds(self, model: str | None) -> float | None:
-        """How long ``model`` usually takes for this user (median, from the journal)."""
-        from mediagen._progress import expected_seconds
+        """How long ``model`` usually takes for this user (``mediagen.history``: the local
+        history store when there is one, else this machine's journal)."""
+        from mediagen import history
 
-        return expected_seconds(self.journal(), model)
+        owner = self.client if self.client is not None else self._given_async
+        return history.expected_seconds(owner, model)
+
+    def forecast_note(self, request: dict[str, Any], *, sync: bool) -> str:
+        """How long ``request`` will likely take and how often it fails, from the user's own
+        history (``mediagen.history.request_note``). Blocking (files, maybe a sync): callers
+        run it on a worker thread, off the kernel's loop."""
+        from mediagen import history
+
+        owner = self.client if self.client is not None else self._given_async
+        return history.request_note(owner._sync_twin(), request, sync=sync)
 
     def journal_requests(self) -> dict[str, dict[str, Any]]:
         """Per generation id, the request body this machine sent (from the client's journal).

@@ -5,7 +5,9 @@ Wiring: choosing a model loads the form; the form drives the estimate; a submiss
 card; a finished job refreshes the credits, joins the gallery, and its outputs can be fed back
 into the form ("use as reference"). On start the studio re-attaches to generations still
 pending from before a kernel restart (the client's journal), so their cards pick up again, and
-fills the gallery from the history.
+fills the gallery from the history. Under the estimate, a line forecasts from the user's own
+settled history how long the request will likely take and how often it fails (the local history
+store, synced once when the studio first forecasts; see ``mediagen.history.forecast``).
 
 Results come back into Python: ``studio.last`` is the latest generation finished here,
 ``studio.generations`` all the studio shows, ``studio.gallery.selected`` the clicked card.
@@ -13,12 +15,14 @@ Results come back into Python: ``studio.last`` is the latest generation finished
 
 from __future__ import annotations
 
+import asyncio
+import html
 from pathlib import Path
 from typing import Any
 
 import ipywidgets
 
-from mediagen import _html
+from mediagen import MediagenError, _html
 from mediagen.widgets import _tasks
 from mediagen.widgets._service import Service, field
 from mediagen.widgets._snapshot import StaticFallback, generations_html, plural, price_settings
@@ -28,6 +32,8 @@ from mediagen.widgets.form import RequestForm
 from mediagen.widgets.gallery import Gallery
 from mediagen.widgets.job import JobCard
 from mediagen.widgets.picker import ModelPicker
+
+_NOTE_STYLE = "font-size: var(--jp-ui-font-size0, 11px); color: var(--jp-ui-font-color2, #616161)"
 
 
 class Studio(StaticFallback, ipywidgets.VBox):
@@ -53,6 +59,11 @@ class Studio(StaticFallback, ipywidgets.VBox):
         self.estimate = LiveEstimate(
             self.service, self.form, debounce=debounce, balance=self.meter.balance
         )
+        #: the forecast for the estimated request, from the user's own history
+        self.forecast = ipywidgets.HTML()
+        self.forecast.add_class("mg-studio-forecast")
+        self._forecasts = 0  # latest wins: only the newest request's forecast is shown
+        self._history_synced = False
         self.jobs = ipywidgets.VBox()
         self.jobs.add_class("mg-studio-jobs")
         self.gallery = Gallery(self.service)
@@ -72,7 +83,7 @@ class Studio(StaticFallback, ipywidgets.VBox):
             flex="1 1 280px", min_width="260px", max_width="420px"
         )
         right = ipywidgets.VBox(
-            [self.form, self.estimate],
+            [self.form, self.estimate, self.forecast],
             layout=ipywidgets.Layout(flex="2 1 360px", min_width="320px"),
         )
         right.add_class("mg-studio-right")
@@ -82,6 +93,7 @@ class Studio(StaticFallback, ipywidgets.VBox):
         self.add_class("mg-studio")
         self.picker.observe(self._on_model, names="value")
         self.estimate.on_submitted(self._on_submitted)
+        self.estimate.observe(self._on_quote, names="estimate")
         self.ready = _tasks.spawn(self._start(reattach, history), reporter=self._start_failed)
 
     @property
@@ -113,6 +125,22 @@ class Studio(StaticFallback, ipywidgets.VBox):
         if entry is not None:
             with self.form.reporting("Loading the form"):
                 self.form.load(entry)
+
+    def _on_quote(self, change: Any) -> None:
+        self._forecasts += 1
+        if self.estimate.status != "ready" or not change["new"]:
+            self.forecast.value = ""
+            return
+        _tasks.spawn(self._forecast(dict(self.form.request), self._forecasts))
+
+    async def _forecast(self, request: dict, ticket: int) -> None:
+        sync, self._history_synced = not self._history_synced, True
+        try:
+            note = await asyncio.to_thread(self.service.forecast_note, request, sync=sync)
+        except (MediagenError, OSError):  # a forecast is a hint: the estimate still stands
+            note = ""
+        if ticket == self._forecasts:
+            self.forecast.value = f"<div style='{_NOTE_STYLE}'>{html.escape(note)}</div>"
 
     def _on_submitted(self, generation: Any, request: dict, estimate: dict) -> None:
         self.form.submitted(request)

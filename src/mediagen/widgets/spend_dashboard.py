@@ -9,8 +9,10 @@ Dates are the user's local dates.
 
     mediagen.spend_dashboard()                       # or SpendDashboard(client, type="video")
 
-Keeping it current: ``refresh()`` fetches only what can have changed (pending generations and
-newer ones, see ``mediagen.history.update_frame``). Job widgets and watchers call
+Keeping it current: the rows come from the client's local history store
+(``mediagen.history.HistoryStore``), and ``refresh()`` syncs it first, which fetches only what
+can have changed (pending generations and newer ones); ``sync=False`` reads the store without
+asking the service (offline). Job widgets and watchers call
 ``dashboard.generation_finished(generation)`` (or pass ``dashboard.generation_finished`` as an
 ``on_finished`` callback); calls within ``refresh_delay`` seconds are coalesced into one refresh.
 """
@@ -79,8 +81,9 @@ class SpendDashboard(StaticFallback, w.VBox):
     """What was spent, on what, and what failed, for one client's key owner.
 
     ``client``: a ``mediagen.Client`` (None with ``frame`` for an offline view of a saved
-    history). ``filters`` scope the fetch like ``client.generations.to_dataframe``; the
-    dropdowns then filter locally, instantly.
+    history). ``filters`` scope the rows like ``client.generations.to_dataframe``; the
+    dropdowns then filter locally, instantly. ``sync=False`` shows the local history store as
+    it is, without asking the service (nor for the balance).
     """
 
     def __init__(
@@ -90,10 +93,12 @@ class SpendDashboard(StaticFallback, w.VBox):
         frame: pd.DataFrame | None = None,
         page_size: int = 15,
         refresh_delay: float = 0.5,
+        sync: bool = True,
         **filters: Any,
     ) -> None:
         self._client = client
         self._filters = filters
+        self.sync = sync
         self._frame = frame
         self._credits: Any = None
         self._lock = threading.Lock()
@@ -195,7 +200,7 @@ class SpendDashboard(StaticFallback, w.VBox):
         if frame is not None:
             self._render()
         elif client is not None:
-            self.refresh(full=True)
+            self.refresh()
 
     # -- data ----------------------------------------------------------------------------
 
@@ -243,18 +248,15 @@ class SpendDashboard(StaticFallback, w.VBox):
         return rows
 
     def refresh(self, full: bool = False) -> None:
-        """Fetch what changed (or everything with ``full``) and redraw."""
+        """Sync what changed and redraw; ``full`` forgets the store and fetches everything."""
         if self._client is None:
             self._render()
             return
         with self._lock:
             self.status_line.value = "<i>Refreshing…</i>"
             try:
-                if full or self._frame is None:
-                    self._frame = history.generations_frame(self._client, **self._filters)
-                else:
-                    self._frame = history.update_frame(self._client, self._frame, **self._filters)
-                credits_resource = getattr(self._client, "credits", None)
+                self._frame = self._rows(full)
+                credits_resource = getattr(self._client, "credits", None) if self.sync else None
                 self._credits = credits_resource.get() if credits_resource is not None else None
             except Exception as exc:  # shown, not raised: this may run from a callback
                 self.status_line.value = html.escape(f"Refresh failed: {type(exc).__name__}: {exc}")
@@ -262,6 +264,14 @@ class SpendDashboard(StaticFallback, w.VBox):
             self._render()
             stamp = dt.datetime.now().astimezone().strftime("%H:%M:%S %Z")
             self.status_line.value = f"<small>Updated {stamp}</small>"
+
+    def _rows(self, full: bool) -> pd.DataFrame:
+        if history.store_for(self._client) is not None:
+            return history.stored_frame(self._client, sync=self.sync, rebuild=full, **self._filters)
+        # a page source without a store of its own: fetched, then updated incrementally
+        if full or self._frame is None:
+            return history.generations_frame(self._client, **self._filters)
+        return history.update_frame(self._client, self._frame, **self._filters)
 
     def generation_finished(self, generation: Any = None) -> None:
         """Hook for job widgets and watchers: a generation finished, refresh soon.

@@ -3,8 +3,7 @@
 Text reprs make the magics readable in a terminal IPython and in tests; HTML reprs look native in
 JupyterLab (JupyterLab CSS variables with fallbacks) and survive in a saved notebook. Prices are
 shown as the service states them (credits, the discount, the after-discount price), never
-re-rounded. Also: fallback HTML renderers that the extension registers as display formatters
-for client models that have no ``_repr_html_`` of their own.
+re-rounded.
 """
 
 from __future__ import annotations
@@ -13,7 +12,8 @@ import html
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from mediagen._magics_client import field
+from mediagen._html import plural
+from mediagen.magics._service import field
 
 _BOX = (
     "font-family: var(--jp-ui-font-family, sans-serif); font-size: var(--jp-ui-font-size1, 13px);"
@@ -182,10 +182,10 @@ class CreditsView:
         return "\n".join(f"{name:>20}: {value}" for name, value in self._lines())
 
     def _repr_html_(self) -> str:
-        return _table("Credits", self._lines())
+        return table_html("Credits", self._lines())
 
 
-def _table(title: str, rows: Iterable[tuple[str, str]]) -> str:
+def table_html(title: str, rows: Iterable[tuple[str, str]]) -> str:
     cells = "".join(
         f'<tr><th style="text-align: left; padding-right: 1em">{html.escape(k)}</th>'
         f'<td style="text-align: left">{html.escape(v)}</td></tr>'
@@ -198,71 +198,60 @@ def _table(title: str, rows: Iterable[tuple[str, str]]) -> str:
     )
 
 
-# -- fallback formatters for client models ---------------------------------------------------
+class HistorySummary:
+    """``%mediagen history``: headline numbers, spend by model and by day."""
+
+    def __init__(self, frame: Any, since: str | None) -> None:
+        from mediagen import history
+
+        self.frame = frame
+        self.since = since
+        self.headline = history.headline(frame)
+        self.by_model = history.spend_by_model(frame)
+        self.by_day = history.spend_by_period(frame, "D")
+
+    def _title(self) -> str:
+        scope = f" in the last {self.since}" if self.since else ""
+        h = self.headline
+        rate = h["failure_rate"]
+        rate_text = "n/a" if rate != rate else f"{rate:.0%}"  # NaN when nothing finished
+        return (
+            f"{plural(h['generations'], 'generation')}{scope}: "
+            f"{credits_text(h['spent'])} credits spent, "
+            f"{h['completed']} completed, {h['failed']} failed ({rate_text} failure rate), "
+            f"{h['pending']} pending"
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"{self._title()}\n\nSpend by model:\n{self.by_model.to_string()}"
+            f"\n\nSpend by day:\n{self.by_day.to_string()}"
+        )
+
+    def _repr_html_(self) -> str:
+        return (
+            f"<div class='mediagen-history'><p><b>{html.escape(self._title())}</b></p>"
+            f"<p>Spend by model</p>{self.by_model.to_html()}"
+            f"<p>Spend by day</p>{self.by_day.to_html()}</div>"
+        )
 
 
-def _media_tag(output: Any) -> str:
-    url = field(output, "url")
-    content_type = str(field(output, "content_type") or "")
-    local = field(output, "local_path") or field(output, "path")
-    src = html.escape(str(local or url or ""))
-    if not src:
-        return ""
-    if content_type.startswith("image/"):
-        return f'<img src="{src}" alt="generated image" style="max-width: 320px">'
-    if content_type.startswith("video/"):
-        return f'<video src="{src}" controls style="max-width: 320px"></video>'
-    if content_type.startswith("audio/"):
-        return f'<audio src="{src}" controls></audio>'
-    return f'<a href="{src}">{html.escape(content_type or "output")}</a>'
+def api_error_text(exc: Exception) -> str | None:
+    """A readable message for a client error (status, code, message, field details), else None."""
+    from mediagen import MediagenError
 
-
-def generation_html(generation: Any) -> str:
-    """A Generation as HTML: status, model, cost, error, and its outputs inline."""
-    status = str(field(generation, "status"))
-    rows = [
-        ("id", str(field(generation, "id"))),
-        ("status", status),
-        ("model", f"{field(generation, 'model')} ({field(generation, 'type')})"),
-    ]
-    charged = field(generation, "credits_charged")
-    if charged is not None:
-        rows.append(("charged", f"{credits_text(charged)} credits"))
-    error = field(generation, "error")
-    if error:
-        rows.append(("error", f"{field(error, 'code')}: {field(error, 'message')}"))
-    media = "".join(_media_tag(o) for o in field(generation, "outputs") or ())
-    return _table("Generation", rows) + (f"<div>{media}</div>" if media else "")
-
-
-def output_html(output: Any) -> str:
-    return _media_tag(output) or html.escape(repr(output))
-
-
-def estimate_html(estimate: Any) -> str:
-    return EstimateView({"model": field(estimate, "model")}, estimate)._repr_html_()
-
-
-def credits_html(credits: Any) -> str:
-    return CreditsView(credits)._repr_html_()
-
-
-def model_html(entry: Any) -> str:
-    rows = [
-        ("id", str(field(entry, "id"))),
-        ("type", str(field(entry, "type"))),
-        ("modes", ", ".join(str(field(m, "id")) for m in field(entry, "modes") or ())),
-        ("price", str(field(entry, "price_summary") or "")),
-    ]
-    return _table(str(field(entry, "name") or field(entry, "id")), rows)
-
-
-#: client model class name -> fallback HTML renderer
-FALLBACK_RENDERERS = {
-    "Generation": generation_html,
-    "GenerationOutput": output_html,
-    "Estimate": estimate_html,
-    "Credits": credits_html,
-    "ModelEntry": model_html,
-    "Model": model_html,
-}
+    if not isinstance(exc, MediagenError):
+        return None
+    status = getattr(exc, "status", None)
+    code = getattr(exc, "code", None)
+    message = getattr(exc, "message", None) or str(exc)
+    head = " ".join(str(p) for p in (status, code) if p)
+    lines = [f"{head}: {message}" if head else message]
+    for detail in getattr(exc, "details", None) or ():
+        loc = field(detail, "loc") or ()
+        where = ".".join(str(p) for p in loc if p not in ("body", "query"))
+        lines.append(f"  {where or '(request)'}: {field(detail, 'msg')}")
+    trace = getattr(exc, "trace_id", None)
+    if trace:
+        lines.append(f"(trace id {trace})")
+    return "\n".join(lines)

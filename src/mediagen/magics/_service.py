@@ -102,3 +102,35 @@ def credits(client: Any) -> Any:
 
 def is_terminal(generation: Any) -> bool:
     return field(generation, "status") in ("completed", "failed")
+
+
+def history_frame(
+    client: Any,
+    filters: Mapping[str, Any],
+    *,
+    sync: bool,
+    on_page: Callable[[Mapping[str, Any]], Any],
+) -> Any:
+    """The history from the client's local store, synced first unless ``sync`` is False
+    (a sync fetches only what is new since the last one; the store keeps the settled rest)."""
+    from mediagen import history
+
+    return history.stored_frame(client, sync=sync, on_page=on_page, **filters)
+
+
+def expected_seconds(client: Any, generation: Any) -> float | None:
+    """How long this generation's model usually takes for this user (``mediagen.history``)."""
+    from mediagen import history
+
+    return history.expected_seconds(client, field(generation, "model"), field(generation, "mode"))
+
+
+def forecast_note(client: Any, request: Mapping[str, Any]) -> str | None:
+    """How long this request will likely take and how often it fails, from the user's own
+    history (``mediagen.history``); None when the store cannot be read (the purchase goes on)."""
+    from mediagen import MediagenError, history
+
+    try:
+        return history.request_note(client, request)
+    except (MediagenError, OSError):
+        return None

@@ -1,0 +1,68 @@
+"""``%load_ext mediagen``: generate from a notebook cell, see prices first, survive interrupts.
+
+Loading the extension (``%load_ext mediagen``, or ``c.InteractiveShellApp.extensions =
+["mediagen"]`` in an IPython profile) registers:
+
+- the cell magic ``%%mediagen image|video|audio [--model M] [--FIELD VALUE ...] [-o NAME]
+  [--yes] [--no-wait]``: the cell body is the prompt (the text, for speech). It shows the
+  estimate, asks before spending more than ``confirm_above`` credits (unless ``--yes``), submits,
+  shows the job live, and binds the finished generation to ``NAME``;
+- the line magic ``%mediagen models [KIND] | credits | history [--since 7d] | studio |
+  pending | attach ID [-o NAME] | help``;
+- HTML display formatters for client models that do not render themselves.
+
+Unloading removes all of it. Bad arguments give a usage message naming the allowed values
+(IPython's ``UsageError``: no traceback), and nothing is sent.
+
+A kernel interrupt while a cell waits stops the *waiting*, not the generation: the job keeps
+running on the service, is never resubmitted, stays bound to ``NAME`` (pending), and
+``%mediagen attach ID`` picks it up again. Configure the confirmation threshold with
+``mediagen.magics.confirm_above = 100`` or ``%config MediagenMagics.confirm_above = 100``.
+
+Inside: ``_cell_line`` splits the cell's line, ``_values`` types one field by its schema,
+``_request`` builds and checks the request against the catalog entry, ``_generate`` runs a cell
+(quote, consent, submit, wait), ``_commands`` holds the line commands, ``_display`` and
+``_formatters`` what is shown, ``_service`` every call to the client, ``_load`` (un)loading.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Ask before a cell spends more than this many credits (after discount). ``--yes`` skips it.
+confirm_above: float = 50.0
+#: Longest a cell waits in the foreground, in seconds (the job itself is never cancelled).
+wait_timeout: float = 3600.0
+#: Seconds between polls while a cell waits (None: the client's own 2 s -> 5 s backoff).
+wait_poll_interval: float | None = None
+
+_client: Any = None
+
+
+def use_client(client: Any) -> None:
+    """Make the magics use ``client`` (default: ``mediagen.Client()`` from the environment)."""
+    global _client
+    _client = client
+
+
+# The settings above come first: the modules below read them (at call time) from here.
+from mediagen.magics import _service as mc  # noqa: E402
+from mediagen.magics._commands import LINE_USAGE, parse_since  # noqa: E402
+from mediagen.magics._display import credits_text  # noqa: E402
+from mediagen.magics._load import client_model_types as _client_model_types  # noqa: E402, F401
+from mediagen.magics._load import load_ipython_extension, unload_ipython_extension  # noqa: E402
+from mediagen.magics._magics import MediagenMagics  # noqa: E402
+
+__all__ = [
+    "LINE_USAGE",
+    "MediagenMagics",
+    "confirm_above",
+    "credits_text",
+    "load_ipython_extension",
+    "parse_since",
+    "unload_ipython_extension",
+    "use_client",
+    "wait_poll_interval",
+    "wait_timeout",
+]
+__all__ += ["mc"]  # the client calls, for code that inspects catalog entries as the magics do

@@ -116,6 +116,8 @@ def _inputs(value: Any) -> int:
 
 def _per_unit(price: Mapping[str, Any], values: Mapping[str, Any]) -> Decimal:
     if "by" not in price:
+        if price.get("credits") is None:
+            raise _Unknown("the catalog states no price for this mode")
         return Decimal(str(price["credits"]))
     key = "|".join(_key(values.get(f)) for f in str(price["by"]).split("|"))
     if key not in (price.get("table") or {}):

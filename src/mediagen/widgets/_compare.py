@@ -387,7 +387,7 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         """Every cell as a row: prompt, setting, generation id, status, credits, latency, error."""
         import pandas as pd
 
-        return pd.DataFrame([self._record(r, c) for (r, c) in sorted(self._cells)])
+        return _frame(pd.DataFrame([self._record(r, c) for (r, c) in sorted(self._cells)]))
 
     @property
     def choices(self) -> Any:
@@ -398,7 +398,7 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         judged = {(int(r), c) for r, c in self.chosen.items()}
         judged |= {_position(key) for key in self.ratings}
         picked = [self._record(r, c) for r, c in sorted(judged)]
-        return pd.DataFrame(picked, columns=list(self._record(0, 0)))
+        return _frame(pd.DataFrame(picked, columns=list(self._record(0, 0))))
 
     def _record(self, row: int, col: int) -> dict[str, Any]:
         cell = self._cells[(row, col)]
@@ -494,6 +494,12 @@ def _sum(values: Any) -> float | None:
     if any(v is None for v in values):
         return None
     return round(sum(values), 2)
+
+
+def _frame(frame: Any) -> Any:
+    """Ratings are whole stars, or missing (pandas' nullable integers)."""
+    frame["rating"] = frame["rating"].astype("Int64")
+    return frame
 
 
 def _position(key: str) -> tuple[int, int]:

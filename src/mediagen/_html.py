@@ -129,8 +129,18 @@ def _data_uri(data: bytes, content_type: str) -> str:
     return f"data:{content_type};base64,{base64.b64encode(data).decode()}"
 
 
-def media_html(output: Any, *, width_px: int = 320) -> str:
-    """An ``<img>``, ``<video controls>`` or ``<audio controls>`` from the output's local copy."""
+def media_html(
+    output: Any,
+    *,
+    width_px: int = 320,
+    max_embed_bytes: int = MAX_EMBED_BYTES,
+    name_path: bool = True,
+) -> str:
+    """An ``<img>``, ``<video controls>`` or ``<audio controls>`` from the output's local copy.
+
+    A video or audio file over ``max_embed_bytes`` is not embedded: it is named with its size,
+    and with where it is saved only if ``name_path`` (a report shared with others must not
+    point into this machine)."""
     path = _local_path(output)
     content_type = str(_get(output, "content_type") or "")
     if not content_type and path is not None:
@@ -146,8 +156,13 @@ def media_html(output: Any, *, width_px: int = 320) -> str:
         data, thumb_type = _thumbnail(path, content_type)
         return f'<img src="{_data_uri(data, thumb_type)}" alt="{label}" style="{style}">'
     size = path.stat().st_size
-    if size > MAX_EMBED_BYTES:
-        return f'<div style="{_MUTED}">{label}: {size:,} bytes, saved at {_esc(path)}</div>'
+    if size > max_embed_bytes:
+        where = f", saved at {_esc(path)}" if name_path else ", too large to include here"
+        kind = content_type.split("/")[0] or "file"
+        return (
+            f'<div class="mg-media-omitted" style="{_MUTED}">{label} ({kind}): {size:,} bytes'
+            f"{where}</div>"
+        )
     src = _data_uri(path.read_bytes(), content_type)
     if content_type.startswith("video/"):
         return f'<video controls src="{src}" aria-label="Video: {label}" style="{style}"></video>'

@@ -379,20 +379,14 @@ class Catalog:
         return q
 
     def _priced_duration(self, r: Mapping[str, Any]) -> float | int | None:
-        """Seconds the price counts: given outright, summed over shots, or frames / fps."""
-        for field in ("duration_seconds", "audio_duration_seconds"):
-            if field in r:
-                return r[field]
-        shots = r.get("multi_prompt")
-        if isinstance(shots, list) and shots:
-            total = sum(float(p.get("duration") or 0) for p in shots if isinstance(p, Mapping))
-            return _tidy(total) if total > 0 else None
-        if "num_frames" in r:
-            fps = r.get("frames_per_second")
-            if fps is None:
-                fps = ((self.mode_for(r) or {}).get("defaults") or {}).get("frames_per_second")
-            return _tidy(float(r["num_frames"]) / float(fps)) if fps else None
-        return None
+        """Seconds the price counts as the request states them (its ``price.duration``
+        sources: a duration, a shot list, frames / frame rate); None when an input file's
+        length or the service's default decides."""
+        from mediagen._local_price import stated_seconds
+
+        mode = self.mode_for(r) or {}
+        seconds = stated_seconds(mode.get("price") or {}, {**(mode.get("defaults") or {}), **r})
+        return None if seconds is None else _tidy(seconds)
 
     def _priced_fields(self, request: Mapping[str, Any]) -> list[str]:
         mode = self.mode_for(request)
@@ -406,6 +400,9 @@ class Catalog:
         names.extend((price.get("multipliers") or {}).keys())
         if isinstance(price.get("duration_from"), str):  # an input file whose length is priced
             names.append(price["duration_from"])
+        # fields a priced one is derived from (an aspect preset that sets the size)
+        names.extend(rule.get("from") for rule in (price.get("derive") or {}).values())
+        names.extend(price.get("per_input") or {})  # inputs priced each (a last frame)
         return names
 
 

@@ -18,16 +18,26 @@ PROMPTS = ["a lighthouse at dusk", "a red fox in snow", "a storm at sea [[fail:s
 MODELS = ["pixel-1", "pixel-pro", "voxa-tts"]
 
 
-def compare_cell(cache: Path, key_file: Path) -> str:
+def compare_cell(cache: Path, key_file: Path, prompts: list[str], models: list[str]) -> str:
     """The grid on its own organization (the key read from a file: never in the notebook), so
     its generations do not show up in other tests' history."""
     return (
         "import mediagen, pathlib\n"
         f"client = mediagen.Client(api_key=pathlib.Path({str(key_file)!r}).read_text(),"
         f" cache_dir={str(cache)!r}, poll_interval=0.1)\n"
-        f"grid = mediagen.compare({PROMPTS!r}, {MODELS!r}, client)\n"
+        f"grid = mediagen.compare({prompts!r}, {models!r}, client)\n"
         "grid"
     )
+
+
+def open_grid(lab, tmp_path, tenant_factory, name, prompts=PROMPTS, models=MODELS):
+    """(notebook, grid locator): a notebook whose first cell shows a fresh grid, run."""
+    key_file = tmp_path / "key"
+    key_file.write_text(tenant_factory(balance=1000, plan="enterprise").api_key)
+    cells = [compare_cell(tmp_path / "cache", key_file, prompts, models)]
+    notebook = lab.open(name, cells)
+    notebook.run_all()
+    return notebook, notebook.output(0).locator(".mg-compare")
 
 
 def cell(grid, row: int, col: int):
@@ -50,12 +60,8 @@ def image_shown(where) -> list[int]:
 def test_a_three_by_three_grid_is_priced_run_judged_and_survives_a_reload(
     lab, tmp_path, tenant_factory
 ):
-    key_file = tmp_path / "key"
-    key_file.write_text(tenant_factory(balance=1000, plan="enterprise").api_key)
     seen = len(lab.console)
-    notebook = lab.open("compare.ipynb", [compare_cell(tmp_path / "cache", key_file)])
-    notebook.run_all()
-    grid = notebook.output(0).locator(".mg-compare")
+    notebook, grid = open_grid(lab, tmp_path, tenant_factory, "compare.ipynb")
     total = grid.locator(".mg-compare-total")
     expect(total).to_contain_text("Total", timeout=JOB_TIMEOUT)
 
@@ -68,7 +74,7 @@ def test_a_three_by_three_grid_is_priced_run_judged_and_survives_a_reload(
     expect(grid.locator('.mg-compare-cell[data-status="priced"]')).to_have_count(9)
     expect(grid.locator(".mg-compare-cell img, .mg-compare-cell audio")).to_have_count(0)
 
-    run = grid.get_by_role("button", name="Run")
+    run = grid.get_by_role("button", name="Run", exact=True)
     expect(run).to_be_enabled()
     run.click()
     for row, col in [(r, c) for r in range(3) for c in range(3)]:
@@ -140,7 +146,7 @@ def test_a_three_by_three_grid_is_priced_run_judged_and_survives_a_reload(
     expect(cell(again, 1, 1)).to_have_attribute("data-status", "completed", timeout=JOB_TIMEOUT)
     image_shown(cell(again, 1, 1))
     expect(cell(again, 1, 2)).to_have_class("mg-compare-cell mg-compare-cell--chosen")
-    expect(again.get_by_role("button", name="Run")).to_be_disabled()
+    expect(again.get_by_role("button", name="Run", exact=True)).to_be_disabled()
     same = kernel_json(notebook, "again.results.equals(grid.results)")
     assert same is True
 

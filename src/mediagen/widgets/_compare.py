@@ -13,14 +13,18 @@ and a Retry that submits that cell again, once per click. At most ``concurrency`
 flight; the client's own retry waits out a 429. All of it runs as tasks on the kernel's loop, so
 the notebook stays usable.
 
+Judging: one winner per row (a click), and besides it a 1-5 rating for any finished cell.
 Results come back into Python without a front end: :attr:`Compare.results` is a DataFrame of
-every cell, :attr:`Compare.choices` the winner the user picked for each row (one per row).
+every cell, :attr:`Compare.choices` the cells the user judged (each row's winner and every
+rated cell, with the rating). The grid's own buttons add a column, run a row or a column again
+and export the HTML report, as the methods of the same names do from code.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 import uuid
 from collections.abc import Iterator
@@ -67,6 +71,10 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
     blocked_reason = traitlets.Unicode("").tag(sync=True)
     #: the winner of each row: {"<row>": <column>}
     chosen = traitlets.Dict().tag(sync=True)
+    #: the user's 1-5 rating of finished cells: {"<row>,<col>": <stars>}
+    ratings = traitlets.Dict().tag(sync=True)
+    #: where the last report was exported (as the user named it), shown next to its button
+    exported = traitlets.Unicode("").tag(sync=True)
 
     def __init__(
         self,
@@ -343,18 +351,34 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
             chosen[str(row)] = col
         self.chosen = chosen
 
+    def rate(self, row: int, col: int, stars: int | None) -> None:
+        """Rate finished cell (row, col) from 1 to 5 stars (None, or its rating again, clears)."""
+        key = f"{row},{col}"
+        if (row, col) not in self._cells:
+            raise IndexError(f"no cell ({row}, {col})")
+        ratings = dict(self.ratings)
+        if stars is None or ratings.get(key) == stars:
+            ratings.pop(key, None)
+        elif not (isinstance(stars, int) and 1 <= stars <= 5):
+            raise ValueError(f"a rating is 1 to 5 stars, not {stars!r}")
+        elif self._cells[(row, col)]["status"] != COMPLETED:
+            raise ValueError("only a finished cell can be rated")
+        else:
+            ratings[key] = stars
+        self.ratings = ratings
+
     def _on_view_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if not isinstance(content, dict):
             return
         action = content.get("action")
-        with self.reporting(str(action).capitalize()):
-            if action == "run":
-                self.run()
-            elif action == "retry":
-                self.retry(int(content["row"]), int(content["col"]))
-            elif action == "choose":
-                col = content.get("col")
-                self.choose(int(content["row"]), None if col is None else int(col))
+        with self.reporting(str(action).replace("_", " ").capitalize()):
+            handler = _VIEW_ACTIONS.get(str(action))
+            if handler is not None:
+                handler(self, content)
+
+    def _export_from_view(self, name: str) -> None:
+        written = self.export_html(name.strip() or "compare-report.html")
+        self.exported = f"Exported {name.strip() or written.name}"
 
     # -- results in Python -----------------------------------------------------------------
 
@@ -363,15 +387,18 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         """Every cell as a row: prompt, setting, generation id, status, credits, latency, error."""
         import pandas as pd
 
-        return pd.DataFrame([self._record(r, c) for (r, c) in sorted(self._cells)])
+        return _frame(pd.DataFrame([self._record(r, c) for (r, c) in sorted(self._cells)]))
 
     @property
     def choices(self) -> Any:
-        """The winner of each row the user picked, with its prompt, setting, cost and latency."""
+        """The cells the user judged: each row's winner (``chosen``) and every rated cell
+        (``rating``, 1-5), with its prompt, setting, cost and latency."""
         import pandas as pd
 
-        picked = [self._record(int(r), c) for r, c in sorted(self.chosen.items(), key=_row)]
-        return pd.DataFrame(picked, columns=list(self._record(0, 0)))
+        judged = {(int(r), c) for r, c in self.chosen.items()}
+        judged |= {_position(key) for key in self.ratings}
+        picked = [self._record(r, c) for r, c in sorted(judged)]
+        return _frame(pd.DataFrame(picked, columns=list(self._record(0, 0))))
 
     def _record(self, row: int, col: int) -> dict[str, Any]:
         cell = self._cells[(row, col)]
@@ -391,6 +418,8 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
             "latency_s": cell.get("latency_s"),
             "error": cell.get("error_code"),
             "error_message": cell.get("error_message"),
+            "chosen": self.chosen.get(str(row)) == col,
+            "rating": self.ratings.get(f"{row},{col}"),
         }
 
     # -- saving ----------------------------------------------------------------------------
@@ -399,12 +428,15 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         """Write the grid to a Parquet file (media stay in the client's cache); see :meth:`load`."""
         return _compare_store.save(self, path)
 
-    def export_html(self, path: str | Path) -> Path:
-        """A self-contained HTML report of the grid to share: media embedded, sizes bounded."""
+    def export_html(
+        self, path: str | Path, *, max_embed_bytes: int = _html.MAX_EMBED_BYTES
+    ) -> Path:
+        """A self-contained HTML report of the grid to share: media embedded up to
+        ``max_embed_bytes`` each (a larger one is named, never its place on this machine)."""
         from mediagen.widgets._compare_snapshot import report_html
 
         path = Path(path).expanduser()
-        path.write_text(report_html(self), encoding="utf-8")
+        path.write_text(report_html(self, max_embed_bytes), encoding="utf-8")
         return path
 
     @classmethod
@@ -464,8 +496,47 @@ def _sum(values: Any) -> float | None:
     return round(sum(values), 2)
 
 
-def _row(item: tuple[str, int]) -> int:
-    return int(item[0])
+def _frame(frame: Any) -> Any:
+    """Ratings are whole stars, or missing (pandas' nullable integers)."""
+    frame["rating"] = frame["rating"].astype("Int64")
+    return frame
+
+
+def _position(key: str) -> tuple[int, int]:
+    row, col = key.split(",")
+    return int(row), int(col)
+
+
+def _optional_int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+#: What each button of the view asks for (content is the view's message).
+_VIEW_ACTIONS: dict[str, Any] = {
+    "run": lambda grid, content: grid.run(),
+    "retry": lambda grid, content: grid.retry(int(content["row"]), int(content["col"])),
+    "choose": lambda grid, content: grid.choose(
+        int(content["row"]), _optional_int(content.get("col"))
+    ),
+    "rate": lambda grid, content: grid.rate(
+        int(content["row"]), int(content["col"]), _optional_int(content.get("stars"))
+    ),
+    "add_column": lambda grid, content: grid.add_column(_setting(str(content["setting"]))),
+    "rerun": lambda grid, content: grid.rerun(
+        row=_optional_int(content.get("row")), col=_optional_int(content.get("col"))
+    ),
+    "export": lambda grid, content: grid._export_from_view(str(content.get("path") or "")),
+}
+
+
+def _setting(text: str) -> Any:
+    """A setting typed in the view: a model id, or a JSON object of fields."""
+    text = text.strip()
+    if text.startswith("{"):
+        return json.loads(text)
+    if not text:
+        raise ValueError("name a model (or give a JSON object of fields) to add a column")
+    return text
 
 
 def compare(rows: Any, settings: Any, client: Any = None, **options: Any) -> Compare:

@@ -5,7 +5,8 @@ failure, its media, and the row's winner marked. Inline styles only: a saved not
 mailed file) has no stylesheet. In a notebook's snapshot an image is a small thumbnail and video
 and audio are only named (the notebook stays small); the exported report embeds every output,
 images downsized and each video or audio file up to ``_html.MAX_EMBED_BYTES`` (a larger one is
-named), so it opens anywhere without the kernel or the cache.
+named by its cell and size, never by where it is on this machine), so it opens anywhere without
+the kernel or the cache.
 """
 
 from __future__ import annotations
@@ -21,16 +22,17 @@ THUMBNAIL_PX = 120
 _CELL = "border:1px solid var(--jp-border-color2, #e0e0e0); padding:4px; vertical-align:top"
 
 
-def report_html(grid: Compare) -> str:
+def report_html(grid: Compare, max_embed_bytes: int = _html.MAX_EMBED_BYTES) -> str:
     """A self-contained HTML document of the grid (see the module docstring)."""
     title = _html.escape(grid.snapshot_text())
     return (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
-        f"</head><body>{grid_html(grid, embed=True)}</body></html>"
+        f"</head><body>{grid_html(grid, embed=max_embed_bytes)}</body></html>"
     )
 
 
-def grid_html(grid: Compare, *, embed: bool = False) -> str:
+def grid_html(grid: Compare, *, embed: int | None = None) -> str:
+    """The grid as a table; ``embed``: include each output's media up to that many bytes."""
     head = "".join(f'<th style="{_CELL}">{_html.escape(c["label"])}</th>' for c in grid.columns)
     rows = []
     for r, prompt in enumerate(grid.prompts):
@@ -48,13 +50,20 @@ def grid_html(grid: Compare, *, embed: bool = False) -> str:
     return _html.box(_html.escape(grid.snapshot_text()), table, kind="compare")
 
 
-def _cell_html(grid: Compare, row: int, col: int, chosen: bool, embed: bool) -> str:
+def _cell_html(grid: Compare, row: int, col: int, chosen: bool, embed: int | None) -> str:
     cell = grid.cells[row * len(grid.columns) + col]
     parts: list[str] = []
     items = cell.get("items") or []
     item = grid._media_items.get(items[0]["key"]) if items else None
-    if item is not None and embed:
-        parts.extend(_html.media_html(grid._media_items[i["key"]].as_output()) for i in items)
+    if item is not None and embed is not None:
+        parts.extend(
+            _html.media_html(
+                {**grid._media_items[i["key"]].as_output(), "filename": i.get("label")},
+                max_embed_bytes=embed,
+                name_path=False,
+            )
+            for i in items
+        )
     elif item is not None:
         parts.append(_html.thumbnail_html(item.as_output(), thumbnail_px=THUMBNAIL_PX))
     charged = cell.get("credits")
@@ -71,4 +80,7 @@ def _cell_html(grid: Compare, row: int, col: int, chosen: bool, embed: bool) -> 
         parts.append(f"<div>{_html.escape(cell['error_code'])}</div>")
     if chosen:
         parts.append("<div><b>★ chosen</b></div>")
+    stars = grid.ratings.get(f"{row},{col}")
+    if stars:
+        parts.append(f'<div aria-label="rated {stars} of 5">{"★" * stars}{"☆" * (5 - stars)}</div>')
     return f'<td style="{_CELL}; width:{THUMBNAIL_PX + 10}px">{"".join(parts)}</td>'

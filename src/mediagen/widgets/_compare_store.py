@@ -2,11 +2,11 @@
 
 A row holds the cell's prompt, its setting and exact request body (JSON), what happened (status,
 estimate, generation id, charge, latency, error, the idempotency key it was submitted with),
-whether it is its row's winner, and where its media are on this machine (the client's cache,
-which outlives the kernel). Opening the file rebuilds the grid without pricing or running
-anything again: cells already run keep their results, a job still running when the run was
-saved is followed to its end (submitted again with its key: the same job, charged once), and a
-column added afterwards is the only thing the next Run pays for.
+whether it is its row's winner and its rating (1-5, if rated), and where its media are on
+this machine (the client's cache, which outlives the kernel). Opening the file rebuilds the
+grid without pricing or running anything again: cells already run keep their results, a job
+still running when the run was saved is followed to its end (submitted again with its key: the
+same job, charged once), and a column added afterwards is the only thing the next Run pays for.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ def save(grid: Compare, path: str | Path) -> Path:
                 "request": json.dumps(grid.plan.requests[(row, col)], sort_keys=True),
                 **{name: cell.get(name) for name in CELL_FIELDS},
                 "chosen": grid.chosen.get(str(row)) == col,
+                "rating": grid.ratings.get(f"{row},{col}"),
                 "media": json.dumps([m for m in media if m]),
             }
         )
@@ -72,6 +73,7 @@ def load(path: str | Path, client: Any = None, **options: Any) -> Compare:
         **options,
     )
     grid.chosen = {str(r["row"]): r["col"] for r in records if r["chosen"]}
+    grid.ratings = {f"{r['row']},{r['col']}": int(r["rating"]) for r in records if r.get("rating")}
     return grid
 
 

@@ -1,6 +1,10 @@
 """``LiveEstimate``: the price of the form's request as it changes, and the Submit button.
 
-Estimates are debounced and "latest wins" (a slow, stale answer never replaces a fresh one).
+As the user types or drags, the price is computed at once from the catalog entry's price
+tables (``provisional``, shown marked as such; unknown where it depends on an input file only
+the service measures), then confirmed by the service's estimate, which is debounced and
+"latest wins" (a slow, stale answer never replaces a fresh one). The service's figure is the
+price: when it differs from the provisional one, the difference is shown beside it.
 Submit is enabled only when the form is valid and a fresh estimate says the request is allowed
 and affordable; otherwise ``blocked_reason`` says why, next to the disabled button.
 
@@ -24,6 +28,7 @@ from typing import Any
 import traitlets
 
 from mediagen._html import credits_text
+from mediagen._local_price import local_price
 from mediagen.client import PaymentRequiredError
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
@@ -40,6 +45,10 @@ class LiveEstimate(StaticFallback, MediagenWidget):
 
     status = traitlets.Unicode("idle").tag(sync=True)  # idle | estimating | ready | error
     estimate = traitlets.Dict().tag(sync=True)
+    # the price computed locally for the form's current request: credits (None when unknown,
+    # with the reason), billable_duration_seconds, credits_after_discount (at the discount
+    # the service last quoted)
+    provisional = traitlets.Dict().tag(sync=True)
     blocked_reason = traitlets.Unicode("Choose a model").tag(sync=True)
     click = traitlets.Unicode("").tag(sync=True)
     submitting = traitlets.Bool(False).tag(sync=True)
@@ -59,6 +68,7 @@ class LiveEstimate(StaticFallback, MediagenWidget):
         self.form = form
         self.balance = balance or Balance(service)
         self._quote: dict[str, Any] = {}  # the service's last estimate, as it came
+        self._discount: float | None = None  # the organization's, as the service last quoted
         self.balance.observe(self._on_balance, names="credits")
         self.on_msg(self._on_view_message)
         self._latest = _tasks.Latest(debounce, self._deliver, self._estimate_failed)
@@ -86,12 +96,36 @@ class LiveEstimate(StaticFallback, MediagenWidget):
             self.clear_error()  # whatever it said was about the request before this edit
         if not self.form.chosen_model or self.form.issues:
             self.status, self._quote = "idle", {}  # no price for a request that cannot go
+            self.provisional = {}
             self._show()
         else:
             request = self.form.request
+            self.provisional = self._local(request)
             self.status = "estimating"
             self._latest.schedule(lambda: self._fetch(request))
         self._update_blocked()
+
+    def _local(self, request: dict[str, Any]) -> dict[str, Any]:
+        assert self.form.entry is not None
+        found = local_price(self.form.entry, request)
+        shown: dict[str, Any] = {
+            "credits": found.credits,
+            "billable_duration_seconds": found.billable_duration_seconds,
+            "unknown": found.unknown,
+        }
+        discount = self._discount
+        if found.credits is not None and discount is not None:
+            shown["credits_after_discount"] = round(found.credits * (1 - discount / 100), 2)
+        return shown
+
+    @property
+    def difference(self) -> float | None:
+        """Service price minus the provisional one, once the service answered (None: same, or
+        nothing to compare)."""
+        local, service = self.provisional.get("credits"), self.estimate.get("credits")
+        if self.status != "ready" or local is None or service is None or local == service:
+            return None
+        return round(float(service) - float(local), 2)
 
     async def _fetch(self, request: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         asked_at = self.balance.now()
@@ -126,6 +160,7 @@ class LiveEstimate(StaticFallback, MediagenWidget):
             )
         self._request_estimated = request
         self._quote = dict(estimate)
+        self._discount = estimate.get("discount_percent", self._discount)
         self.status = "ready"
         self._show()
         self._update_blocked()

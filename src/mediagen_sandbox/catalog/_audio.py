@@ -130,6 +130,7 @@ VOXA_TTS = ModelDef(
                     "unit": "character",
                     "by": "model_size",
                     "table": {"small": 0.02, "large": 0.04},
+                    "characters": ["text", "segments[].text"],
                 },
                 example={
                     "model": "voxa-tts",
@@ -144,19 +145,20 @@ VOXA_TTS = ModelDef(
         ],
     ),
     outputs=_speech_outputs,
-    duration=lambda m, v, c: None,
-    duration_field=None,
     check=_speech_check,
 )
 
 # --- tunesmith / tunesmith-long: music, priced per second -------------------------------------
 
 
-def _music_duration(mode_: dict, values: dict, ctx: Ctx | None) -> float:
-    plan = values.get("composition_plan")
-    if plan and plan.get("sections"):
-        return float(sum(s.get("duration_seconds", 0) for s in plan["sections"]))
-    return float(values["duration_seconds"])
+# A composition plan's sections make the length; without one, duration_seconds does.
+MUSIC_DURATION = {
+    "duration": [
+        {"sum": "composition_plan.sections", "of": "duration_seconds"},
+        {"field": "duration_seconds"},
+    ],
+    "duration_query": "duration_seconds",
+}
 
 
 def _music_check(ctx: Ctx) -> None:
@@ -164,7 +166,7 @@ def _music_check(ctx: Ctx) -> None:
     bounds = ctx.mode["ranges"]["duration_seconds"]
     plan = ctx.given.get("composition_plan")
     if plan is not None:
-        seconds = _music_duration(ctx.mode, v, ctx)
+        seconds = ctx.seconds() or 0.0
         if not bounds["minimum"] <= seconds <= bounds["maximum"]:
             ctx.errors.append(
                 detail(
@@ -193,7 +195,7 @@ def _music_outputs(ctx: Ctx) -> list[OutputSpec]:
             media="audio",
             content_type=content_type,
             audio_kind="music",
-            duration_seconds=_music_duration(ctx.mode, v, ctx),
+            duration_seconds=ctx.seconds(),
             text=title,
             bpm=v.get("bpm"),
             seed=seed_of(v, f"#{i}") if "seed" not in ctx.given else seed_of(v),
@@ -245,6 +247,8 @@ TUNESMITH = ModelDef(
                     "unit": "second",
                     "credits": 0.5,
                     "multipliers": {"sample_count": {"1": 1, "2": 2, "3": 3, "4": 4}},
+                    "count": "sample_count",
+                    **MUSIC_DURATION,
                 },
                 example={
                     "model": "tunesmith",
@@ -260,8 +264,6 @@ TUNESMITH = ModelDef(
         ],
     ),
     outputs=_music_outputs,
-    duration=_music_duration,
-    count_field="sample_count",
     check=_music_check,
 )
 
@@ -281,7 +283,7 @@ TUNESMITH_LONG = ModelDef(
                 ["prompt", "composition_plan", "lyrics", *MUSIC_OPTIONAL],
                 defaults={"duration_seconds": 60, "output_format": "mp3_44100_128"},
                 ranges={"duration_seconds": {"minimum": 10, "maximum": 300}},
-                price={"unit": "second", "credits": 0.3},
+                price={"unit": "second", "credits": 0.3, **MUSIC_DURATION},
                 example={
                     "model": "tunesmith-long",
                     "prompt": "An upbeat indie pop song",
@@ -296,7 +298,6 @@ TUNESMITH_LONG = ModelDef(
         ],
     ),
     outputs=_music_outputs,
-    duration=_music_duration,
     check=_music_check,
 )
 

@@ -76,6 +76,7 @@ PIXEL_1 = ModelDef(
                     "unit": "image",
                     "by": "resolution",
                     "table": {"1k": 1, "2k": 2},
+                    "count": "generate_image_count",
                     "per_input": {"reference_images": 0.5},
                 },
                 example={
@@ -91,9 +92,6 @@ PIXEL_1 = ModelDef(
         ctx,
         aspect_size(1024 if ctx.values["resolution"] == "1k" else 2048, ctx.values["aspect_ratio"]),
     ),
-    duration=lambda m, v, c: None,
-    duration_field=None,
-    count_field="generate_image_count",
 )
 
 # --- pixel-pro: a quality x size matrix; an aspect preset or a WxH size -----------------------
@@ -108,11 +106,6 @@ PRESETS = {
 }
 SIZES = ["1024x1024", "1536x1024", "1024x1536"]
 QUALITIES = {"low": 0.5, "medium": 2, "high": 8, "xhigh": 12, "max": 16}
-
-
-def _pixel_pro_derive(values: dict) -> None:
-    if values.get("image_size") in PRESETS:
-        values["size"] = PRESETS[values["image_size"]]
 
 
 def _pixel_pro_check(ctx: Ctx) -> None:
@@ -166,7 +159,9 @@ PIXEL_PRO = ModelDef(
                         for q, credits in QUALITIES.items()
                         for s in SIZES
                     },
+                    "count": "generate_image_count",
                     "per_input": {"reference_images": 0.25},
+                    "derive": {"size": {"from": "image_size", "map": PRESETS}},
                 },
                 example={
                     "model": "pixel-pro",
@@ -182,10 +177,6 @@ PIXEL_PRO = ModelDef(
         ],
     ),
     outputs=lambda ctx: images(ctx, parse_size(ctx.values["size"])),
-    duration=lambda m, v, c: None,
-    duration_field=None,
-    count_field="generate_image_count",
-    derive=_pixel_pro_derive,
     check=_pixel_pro_check,
 )
 
@@ -222,7 +213,12 @@ LUMEN_4K = ModelDef(
                 },
                 ranges={"generate_image_count": {"minimum": 1, "maximum": 4}},
                 max_counts={"reference_images": 6},
-                price={"unit": "image", "by": "quality", "table": {"1K": 2, "2K": 4, "4K": 8}},
+                price={
+                    "unit": "image",
+                    "by": "quality",
+                    "table": {"1K": 2, "2K": 4, "4K": 8},
+                    "count": "generate_image_count",
+                },
                 example={
                     "model": "lumen-4k",
                     "prompt": "Mountain lake at sunrise, 35mm photo",
@@ -234,9 +230,6 @@ LUMEN_4K = ModelDef(
     outputs=lambda ctx: images(
         ctx, aspect_size(LUMEN_SIDES[ctx.values["quality"]], ctx.values["aspect_ratio"])
     ),
-    duration=lambda m, v, c: None,
-    duration_field=None,
-    count_field="generate_image_count",
 )
 
 MODELS = [PIXEL_1, PIXEL_PRO, LUMEN_4K]

@@ -1,4 +1,5 @@
-"""How a model is declared: its public catalog entry plus the few hooks validation calls."""
+"""How a model is declared: its public catalog entry (prices and every value they derive from
+stated as data) plus the few hooks validation and rendering call."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 from ..media.spec import OutputSpec
 from ._params import BY_KIND
-from ._pricing import price_summary
+from ._pricing import billable_seconds, price_summary
 from ._types import AssetRef, Lookup, SourceGeneration
 
 # Example requests name their inputs with placeholders a caller swaps for real ids:
@@ -48,27 +49,20 @@ class Ctx:
         ref = self.asset(name)
         return ref.path if ref is not None else None
 
+    def asset_seconds(self, name: str) -> float | None:
+        ref = self.asset(name)
+        return ref.duration_seconds if ref is not None else None
 
-def duration_from(name: str) -> Callable[[dict, dict, Ctx | None], float | None]:
-    def duration(mode: dict, values: dict, ctx: Ctx | None) -> float | None:
-        value = values.get(name)
-        return float(value) if value is not None else None
-
-    return duration
+    def seconds(self) -> float | None:
+        """The billable seconds the mode's price states for this request."""
+        return billable_seconds(self.mode["price"], self.values, self.asset_seconds)
 
 
 @dataclass
 class ModelDef:
     entry: dict
     outputs: Callable[[Ctx], list[OutputSpec]]
-    # billable seconds of a request: (mode, values, ctx or None for an estimate)
-    duration: Callable[[dict, dict, Ctx | None], float | None] = duration_from("duration_seconds")  # noqa: RUF009
-    # the request field an estimate's duration_seconds stands for (None: it is the billable
-    # duration itself, e.g. a sum of shots or num_frames / frames_per_second)
-    duration_field: str | None = "duration_seconds"
-    count_field: str | None = None  # the request field an estimate's generation_count sets
     check: Callable[[Ctx], None] | None = None  # model-specific rules: append to ctx.errors
-    derive: Callable[[dict], None] | None = None  # fill derived values (e.g. an image size)
     result_meta: Callable[[Ctx], dict | None] | None = None
 
 

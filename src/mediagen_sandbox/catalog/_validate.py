@@ -12,7 +12,7 @@ from typing import Any
 
 from ._model import ASSET_PLACEHOLDER_PREFIX, Ctx, ModelDef
 from ._params import ALWAYS_ACCEPTED, BY_KIND, SCHEMA_DEFAULTS
-from ._pricing import key_of, price
+from ._pricing import billable_seconds, derive, key_of, price
 from ._registry import model_def, models_of
 from ._types import AssetRef, Quote, ValidatedRequest, detail, fail, failed
 
@@ -283,30 +283,23 @@ def check_reference_names(ctx: Ctx) -> None:
             )
 
 
-def text_length(values: dict) -> int:
-    total = len(values["text"]) if isinstance(values.get("text"), str) else 0
-    for segment in values.get("segments") or []:
-        total += len(segment.get("text") or "")
-    return total
-
-
-def input_counts(values: dict) -> dict[str, int]:
-    counts = {}
-    for name, value in values.items():
-        if isinstance(value, list):
-            counts[name] = len(value)
-        elif value is not None and name.endswith(("_frame", "_image", "_video")):
-            counts[name] = 1
-    return counts
-
-
 def _quote(
-    md: ModelDef, mode: dict, values: dict, ctx: Ctx | None, where: str, names=None, seconds=None
+    md: ModelDef,
+    mode: dict,
+    values: dict,
+    ctx: Ctx | None,
+    where: str,
+    names=None,
+    stated: dict | None = None,
 ):
-    """(list credits, billable seconds); ``seconds`` is an estimate's own billable duration."""
-    count = int(values.get(md.count_field) or 1) if md.count_field else 1
-    duration = seconds if seconds is not None else md.duration(mode, values, ctx)
-    if mode["price"]["unit"] == "second" and duration is None:
+    """(list credits, billable seconds) from the mode's price object; ``stated`` holds what an
+    estimate gives outright (``seconds``, ``characters``, ``inputs``)."""
+    stated = stated or {}
+    seconds = stated.get("seconds")
+    if seconds is None:
+        asset_seconds = ctx.asset_seconds if ctx is not None else (lambda name: None)
+        seconds = billable_seconds(mode["price"], values, asset_seconds)
+    if mode["price"]["unit"] == "second" and seconds is None:
         raise fail(
             "duration_seconds",
             f"{md.entry['id']} is priced per second: give duration_seconds to quote it",
@@ -316,12 +309,11 @@ def _quote(
     return price(
         mode["price"],
         values,
-        duration=duration,
-        count=count,
-        text_length=text_length(values),
+        duration=seconds,
+        characters=stated.get("characters"),
+        inputs=stated.get("inputs"),
         where=where,
         names=names,
-        inputs=values.get("_inputs") or input_counts(values),
     )
 
 
@@ -374,8 +366,7 @@ def validate_submit(kind: str, body: dict, lookup) -> ValidatedRequest:
         if _empty(given.get(name)):
             errors.append(detail(name, f"required by {entry['id']} ({mode['id']})", "missing"))
     values = {**mode["defaults"], **given}
-    if md.derive is not None:
-        md.derive(values)
+    derive(mode["price"], values)
     check_values(entry, mode, values, errors, "body")
     check_rules(entry, given, values, errors)
     ctx = Ctx(model=md, mode=mode, given=given, values=values, lookup=lookup, errors=errors)
@@ -425,94 +416,110 @@ def _has(mode: dict, name: str) -> bool:
     return name in mode["required"] or name in mode["optional"]
 
 
+# Query names that set a request field: (how the value parses, the fields it may set). The
+# value goes to the first field the mode takes whose pattern (if any) it matches, else to the
+# last field: ``tier`` is a model's ``resolution`` when that is how it names its tier, and
+# ``size`` is a ``WxH`` size or else an aspect ratio.
+QUERY_FIELDS: dict[str, tuple[str, tuple[tuple[str, str | None], ...]]] = {
+    "tier": ("str", (("resolution", None), ("tier", None))),
+    "quality": ("str", (("quality", None),)),
+    "image_quality": ("str", (("quality", None),)),
+    "image_resolution": ("str", (("resolution", None),)),
+    "size": ("str", (("size", "x"), ("aspect_ratio", None))),
+    "variant": ("str", (("variant", None),)),
+    "generate_audio": ("bool", (("generate_audio", None),)),
+}
+
+# Query names that state a priced quantity outright: (how it parses, where it goes). ``inputs``
+# counts are per ``price.per_input`` field.
+QUERY_QUANTITIES = {
+    "text_length": ("int", ("characters", None)),
+    "reference_image_count": ("int", ("inputs", "reference_images")),
+    "first_frame_count": ("round", ("inputs", "first_frame")),
+}
+
+
+def _target(mode: dict, value: Any, fields: tuple[tuple[str, str | None], ...]) -> str:
+    for name, pattern in fields:
+        if _has(mode, name) and (pattern is None or pattern in str(value).lower()):
+            return name
+    return fields[-1][0]
+
+
+def _query_params(mode: dict, raw: Any) -> dict:
+    """The ``params`` JSON object's fields this mode takes."""
+    try:
+        extra = json.loads(raw)
+    except (ValueError, RecursionError):  # 2000 characters nest 1000 deep
+        raise fail("params", "must be a JSON object", "json_invalid", "query") from None
+    if not isinstance(extra, dict):
+        raise fail("params", "must be a JSON object", "json_invalid", "query")
+    return extra
+
+
+def _query_request(md: ModelDef, mode: dict, q: dict) -> tuple[dict, dict, dict]:
+    """(request fields, the query name behind each, quantities stated outright) of a query.
+
+    Table-driven: ``QUERY_FIELDS`` and the price object's ``duration_query`` and ``count`` say
+    which field each query name sets; ``QUERY_QUANTITIES`` what it states outright.
+    """
+    price_def = mode["price"]
+    given: dict = {}
+    names: dict[str, str] = {}
+    stated: dict = {"inputs": {}}
+    if "params" in q:
+        extra = _query_params(mode, q["params"])
+        given.update({k: v for k, v in extra.items() if _has(mode, k)})
+        names.update({k: "params" for k in extra})
+    fields = dict(QUERY_FIELDS)
+    if price_def.get("count"):
+        fields["generation_count"] = ("int", ((price_def["count"], None),))
+    duration_field = price_def.get("duration_query")
+    if duration_field is not None and _has(mode, duration_field):
+        fields["duration_seconds"] = ("number", ((duration_field, None),))
+    elif "duration_seconds" in q:
+        stated["seconds"] = float(_parse("duration_seconds", q["duration_seconds"], "number"))
+    for name, (kind, targets) in fields.items():
+        if name in q:
+            value = _parse(name, q[name], kind)
+            field = _target(mode, value, targets)
+            given[field], names[field] = value, name
+    for name, (kind, (where, key)) in QUERY_QUANTITIES.items():
+        if name in q:
+            value = _parse(name, q[name], "number" if kind == "round" else kind)
+            value = round(value) if kind == "round" else value
+            stated[where] = value if key is None else stated[where] | {key: value}
+    return given, names, stated
+
+
 def estimate_from_query(model_id: str, query: dict, lookup=None) -> Quote:
     """The list price of what a query describes (docs/wire-contract.md, "Estimate").
 
     Query names are mapped onto the request fields they price; the mode's defaults fill the
-    rest, exactly as a submit would. A model whose length comes from an input file names that
-    field in ``price.duration_from``; given in ``params`` (and a ``lookup``), its asset's
-    length is priced, so the quote equals the charge.
+    rest, exactly as a submit would, and the mode's price object prices it. An input file
+    whose length is priced (``price.duration_from``), given in ``params`` (and a ``lookup``),
+    is priced at its real length, so the quote equals the charge.
     """
     md = _model_for(model_id, None, "query")
     entry = md.entry
     q = {k: v for k, v in query.items() if v not in (None, "")}
     mode = pick_mode(entry, q.get("mode"), "query")
-    given: dict = {}
-    names: dict[str, str] = {}
-    if "params" in q:
-        try:
-            extra = json.loads(q["params"])
-        except (ValueError, RecursionError):  # 2000 characters nest 1000 deep
-            raise fail("params", "must be a JSON object", "json_invalid", "query") from None
-        if not isinstance(extra, dict):
-            raise fail("params", "must be a JSON object", "json_invalid", "query")
-        given.update({k: v for k, v in extra.items() if _has(mode, k)})
-        names.update({k: "params" for k in extra})
-
-    def put(field: str, name: str, value: Any) -> None:
-        given[field] = value
-        names[field] = name
-
-    if "duration_seconds" in q:
-        seconds = _parse("duration_seconds", q["duration_seconds"], "number")
-        if md.duration_field is not None and _has(mode, md.duration_field):
-            put(md.duration_field, "duration_seconds", seconds)
-        else:
-            given["_duration"] = float(seconds)
-    if "tier" in q:
-        put("resolution" if _has(mode, "resolution") and not _has(mode, "tier") else "tier",
-            "tier", q["tier"])  # fmt: skip
-    if "quality" in q:
-        put("quality", "quality", q["quality"])
-    if "image_quality" in q:
-        put("quality", "image_quality", q["image_quality"])
-    if "image_resolution" in q:
-        put("resolution", "image_resolution", q["image_resolution"])
-    if "size" in q:
-        is_wxh = "x" in str(q["size"]).lower() and _has(mode, "size")
-        put("size" if is_wxh else "aspect_ratio", "size", q["size"])
-    if "variant" in q:
-        put("variant", "variant", q["variant"])
-    if "generate_audio" in q:
-        put(
-            "generate_audio",
-            "generate_audio",
-            _parse("generate_audio", q["generate_audio"], "bool"),
-        )
-    if "generation_count" in q and md.count_field:
-        count = _parse("generation_count", q["generation_count"], "int")
-        put(md.count_field, "generation_count", count)
-    if "text_length" in q:
-        given["_text_length"] = _parse("text_length", q["text_length"], "int")
-    inputs: dict[str, int] = {}
-    if "reference_image_count" in q:
-        inputs["reference_images"] = _parse(
-            "reference_image_count", q["reference_image_count"], "int"
-        )
-    if "first_frame_count" in q:
-        inputs["first_frame"] = round(_parse("first_frame_count", q["first_frame_count"], "number"))
-    values = {**mode["defaults"], **{k: v for k, v in given.items() if not k.startswith("_")}}
-    if md.derive is not None:
-        md.derive(values)
+    given, names, stated = _query_request(md, mode, q)
+    values = {**mode["defaults"], **given}
+    derive(mode["price"], values)
     errors: list[dict] = []
     check_values(entry, mode, values, errors, "query", names)
     if errors:
         raise failed(errors, f"Cannot quote {entry['id']} ({mode['id']})")
-    if "_text_length" in given:
-        values["text"] = "x" * int(given["_text_length"])
-        values.pop("segments", None)
-    values["_inputs"] = {**input_counts(values), **inputs}
     ctx = None
     source = mode["price"].get("duration_from")
-    if source in given and lookup is not None and "_duration" not in given:
+    if source in given and lookup is not None and "seconds" not in stated:
         ctx = Ctx(model=md, mode=mode, given=given, values=values, lookup=lookup)
-        media = entry["parameters"][source]["media"]
-        ref = _check_asset(ctx, source, given[source], media, source)
+        ref = _check_asset(ctx, source, given[source], entry["parameters"][source]["media"], source)
         for d in ctx.errors:
             d["loc"] = ["query", "params", *d["loc"][1:]]
         if ctx.errors:
             raise failed(ctx.errors, f"Cannot quote {entry['id']} ({mode['id']})")
         ctx.assets[source] = ref
-    seconds = given.get("_duration")
-    credits, billable = _quote(md, mode, values, ctx, "query", names, seconds)
+    credits, billable = _quote(md, mode, values, ctx, "query", names, stated)
     return Quote(entry["id"], mode["id"], credits, billable)

@@ -20,6 +20,12 @@ TIERS = [
 TIER_SIZE = {t["id"]: (t["width"], t["height"]) for t in TIERS}
 ASPECTS = ["16:9", "9:16", "1:1"]
 AUDIO_MULTIPLIER = {"generate_audio": {"true": 1.5}}
+# The billable seconds of most video modes: the duration_seconds the request asks for.
+BY_DURATION = {"duration": [{"field": "duration_seconds"}], "duration_query": "duration_seconds"}
+# What an estimate that names no input file prices for models whose length comes from that
+# file (the estimate reports it as billable_duration_seconds).
+QUOTE_SECONDS = 10
+CUSTOM_SHOTS = {"shot_type": "customize"}
 
 
 def inputs_of(ctx: Ctx) -> dict[str, str]:
@@ -70,11 +76,6 @@ def source_size(ctx: Ctx, name: str, box: tuple[int, int] = (1280, 720)) -> tupl
     return fit_even(ref.width, ref.height, width, height)
 
 
-def asset_seconds(ctx: Ctx | None, name: str) -> float | None:
-    ref = ctx.asset(name) if ctx is not None else None
-    return ref.duration_seconds if ref is not None else None
-
-
 # --- vidra-2: text, image (first/last frame), references, extension --------------------------
 
 
@@ -86,10 +87,6 @@ def _vidra_outputs(ctx: Ctx) -> list[OutputSpec]:
         size = (ctx.source.width or size[0], ctx.source.height or size[1])
         seconds += float(ctx.source.duration_seconds or 0)
     return video(ctx, size, seconds, audio=bool(v.get("generate_audio")))
-
-
-def _vidra_duration(mode_: dict, values: dict, ctx: Ctx | None) -> float:
-    return float(values["duration_seconds"])
 
 
 _VIDRA_DURATIONS = {"by_tier": {"720p": [5, 10], "1080p": [5]}}
@@ -142,6 +139,7 @@ VIDRA_2 = ModelDef(
                         "1080p|fast": 4,
                     },
                     "multipliers": AUDIO_MULTIPLIER,
+                    **BY_DURATION,
                 },
                 example={
                     "model": "vidra-2",
@@ -171,6 +169,7 @@ VIDRA_2 = ModelDef(
                     "by": "tier",
                     "table": {"720p": 4, "1080p": 8},
                     "multipliers": AUDIO_MULTIPLIER,
+                    **BY_DURATION,
                     "per_input": {"first_frame": 2, "last_frame": 2},
                 },
                 example={
@@ -218,6 +217,7 @@ VIDRA_2 = ModelDef(
                     "by": "tier",
                     "table": {"720p": 5, "1080p": 10},
                     "multipliers": AUDIO_MULTIPLIER,
+                    **BY_DURATION,
                     "per_input": {"reference_images": 1},
                 },
                 example={
@@ -235,7 +235,12 @@ VIDRA_2 = ModelDef(
                 ["prompt", "duration_seconds", "generate_audio"],
                 allowed={"duration_seconds": [5]},
                 defaults={"duration_seconds": 5, "generate_audio": False},
-                price={"unit": "second", "credits": 4, "multipliers": AUDIO_MULTIPLIER},
+                price={
+                    "unit": "second",
+                    "credits": 4,
+                    "multipliers": AUDIO_MULTIPLIER,
+                    **BY_DURATION,
+                },
                 example={
                     "model": "vidra-2",
                     "mode": "extend",
@@ -246,14 +251,13 @@ VIDRA_2 = ModelDef(
         ],
     ),
     outputs=_vidra_outputs,
-    duration=_vidra_duration,
 )
 
 # --- vidra-edit: one flat-priced mode ---------------------------------------------------------
 
 
 def _edit_outputs(ctx: Ctx) -> list[OutputSpec]:
-    seconds = asset_seconds(ctx, "source_video") or 5.0
+    seconds = ctx.asset_seconds("source_video") or 5.0
     return video(ctx, source_size(ctx, "source_video"), seconds, audio=False)
 
 
@@ -280,8 +284,6 @@ VIDRA_EDIT = ModelDef(
         ],
     ),
     outputs=_edit_outputs,
-    duration=lambda m, v, c: None,
-    duration_field=None,
 )
 
 # --- motionmax: motion control ----------------------------------------------------------------
@@ -294,7 +296,7 @@ def _motion_outputs(ctx: Ctx) -> list[OutputSpec]:
 
 
 def _motion_check(ctx: Ctx) -> None:
-    motion = asset_seconds(ctx, "motion_video")
+    motion = ctx.asset_seconds("motion_video")
     wanted = ctx.values["duration_seconds"]
     if motion is not None and wanted > motion + 0.05:
         ctx.errors.append(
@@ -335,7 +337,12 @@ MOTIONMAX = ModelDef(
                     "keep_original_sound": False,
                 },
                 ranges={"duration_seconds": {"minimum": 1, "maximum": 30}},
-                price={"unit": "second", "by": "quality", "table": {"std": 3, "pro": 6}},
+                price={
+                    "unit": "second",
+                    "by": "quality",
+                    "table": {"std": 3, "pro": 6},
+                    **BY_DURATION,
+                },
                 example={
                     "model": "motionmax",
                     "character_image": ASSET + "image",
@@ -366,20 +373,8 @@ MOTIONMAX = ModelDef(
 # --- talkhead: audio-driven avatar, priced per second of audio --------------------------------
 
 
-# What an estimate without a duration prices for models whose length comes from an input file
-# (the estimate reports it as billable_duration_seconds).
-QUOTE_SECONDS = 10.0
-
-
-def _talk_duration(mode_: dict, values: dict, ctx: Ctx | None) -> float | None:
-    seconds = values.get("audio_duration_seconds") or asset_seconds(ctx, "audio")
-    if not seconds and ctx is None:
-        return QUOTE_SECONDS
-    return float(seconds) if seconds else None
-
-
 def _talk_check(ctx: Ctx) -> None:
-    audio = asset_seconds(ctx, "audio")
+    audio = ctx.asset_seconds("audio")
     wanted = ctx.values.get("audio_duration_seconds")
     if audio is not None and wanted is not None and wanted > audio + 0.05:
         ctx.errors.append(
@@ -389,7 +384,7 @@ def _talk_check(ctx: Ctx) -> None:
                 "less_than_equal",
             )
         )
-    seconds = _talk_duration(ctx.mode, ctx.values, ctx) or 0
+    seconds = ctx.seconds() or 0
     if seconds > 60:
         ctx.errors.append(
             detail("audio", f"at most 60 s of audio is animated; got {seconds:g} s", "too_long")
@@ -401,7 +396,7 @@ def _talk_outputs(ctx: Ctx) -> list[OutputSpec]:
     size = aspect_dims(side * 16 // 9, side, ctx.values.get("aspect_ratio"))
     if ctx.values.get("aspect_ratio") == "1:1":
         size = (side, side)
-    return video(ctx, size, _talk_duration(ctx.mode, ctx.values, ctx) or 1.0, audio=True)
+    return video(ctx, size, ctx.seconds() or 1.0, audio=True)
 
 
 TALKHEAD = ModelDef(
@@ -420,7 +415,17 @@ TALKHEAD = ModelDef(
                 allowed={"aspect_ratio": ASPECTS},
                 defaults={"aspect_ratio": "1:1"},
                 ranges={"audio_duration_seconds": {"minimum": 1, "maximum": 60}},
-                price={"unit": "second", "credits": 3, "duration_from": "audio"},
+                price={
+                    "unit": "second",
+                    "credits": 3,
+                    "duration_from": "audio",
+                    "duration": [
+                        {"field": "audio_duration_seconds"},
+                        {"asset": "audio"},
+                        {"default": QUOTE_SECONDS},
+                    ],
+                    "duration_query": "audio_duration_seconds",
+                },
                 example={
                     "model": "talkhead",
                     "face_image": ASSET + "image",
@@ -430,21 +435,15 @@ TALKHEAD = ModelDef(
         ],
     ),
     outputs=_talk_outputs,
-    duration=_talk_duration,
-    duration_field="audio_duration_seconds",
     check=_talk_check,
 )
 
 # --- upscale-pro: enhancement (plans pro and enterprise) --------------------------------------
 
 
-def _upscale_duration(mode_: dict, values: dict, ctx: Ctx | None) -> float | None:
-    return asset_seconds(ctx, "source_video") if ctx is not None else QUOTE_SECONDS
-
-
 def _upscale_outputs(ctx: Ctx) -> list[OutputSpec]:
     size = source_size(ctx, "source_video", TIER_SIZE[ctx.values["tier"]])
-    seconds = asset_seconds(ctx, "source_video") or 1.0
+    seconds = ctx.asset_seconds("source_video") or 1.0
     return video(ctx, size, seconds, audio=bool(ctx.values.get("keep_audio")))
 
 
@@ -484,6 +483,7 @@ UPSCALE_PRO = ModelDef(
                     "table": {"720p": 1, "1080p": 2},
                     "multipliers": {"enhancement_model": {"gaia": 1.5}},
                     "duration_from": "source_video",
+                    "duration": [{"asset": "source_video"}, {"default": QUOTE_SECONDS}],
                 },
                 example={
                     "model": "upscale-pro",
@@ -495,18 +495,9 @@ UPSCALE_PRO = ModelDef(
         ],
     ),
     outputs=_upscale_outputs,
-    duration=_upscale_duration,
-    duration_field=None,
 )
 
 # --- storyshot: multi-shot and keyframes ------------------------------------------------------
-
-
-def _story_duration(mode_: dict, values: dict, ctx: Ctx | None) -> float:
-    shots = values.get("multi_prompt")
-    if mode_["id"] == "multi_shot" and values.get("shot_type") == "customize" and shots:
-        return float(sum(shot.get("duration", 0) for shot in shots))
-    return float(values["duration_seconds"])
 
 
 def _story_check(ctx: Ctx) -> None:
@@ -567,7 +558,7 @@ def _story_check(ctx: Ctx) -> None:
 
 
 def _story_outputs(ctx: Ctx) -> list[OutputSpec]:
-    seconds = _story_duration(ctx.mode, ctx.values, ctx)
+    seconds = ctx.seconds()
     return video(ctx, tier_size(ctx.values), seconds, audio=bool(ctx.values.get("generate_audio")))
 
 
@@ -611,6 +602,11 @@ STORYSHOT = ModelDef(
                     "by": "tier",
                     "table": {"720p": 6, "1080p": 10},
                     "multipliers": {"generate_audio": {"true": 1.25}},
+                    # a customized shot list makes the length; otherwise duration_seconds
+                    "duration": [
+                        {"sum": "multi_prompt", "of": "duration", "when": CUSTOM_SHOTS},
+                        {"field": "duration_seconds"},
+                    ],
                 },
                 example={
                     "model": "storyshot",
@@ -634,7 +630,12 @@ STORYSHOT = ModelDef(
                 },
                 defaults={"tier": "720p", "aspect_ratio": "16:9", "duration_seconds": 5},
                 max_counts={"keyframes": 8},
-                price={"unit": "second", "by": "tier", "table": {"720p": 6, "1080p": 10}},
+                price={
+                    "unit": "second",
+                    "by": "tier",
+                    "table": {"720p": 6, "1080p": 10},
+                    "duration": [{"field": "duration_seconds"}],
+                },
                 example={
                     "model": "storyshot",
                     "mode": "keyframes",
@@ -648,8 +649,6 @@ STORYSHOT = ModelDef(
         ],
     ),
     outputs=_story_outputs,
-    duration=_story_duration,
-    duration_field=None,
     check=_story_check,
 )
 
@@ -658,12 +657,8 @@ STORYSHOT = ModelDef(
 WAVE_HEIGHTS = {"480p": 480, "580p": 580, "720p": 720}
 
 
-def _wave_duration(mode_: dict, values: dict, ctx: Ctx | None) -> float:
-    return round(values["num_frames"] / values["frames_per_second"], 3)
-
-
 def _wave_check(ctx: Ctx) -> None:
-    seconds = _wave_duration(ctx.mode, ctx.values, ctx)
+    seconds = ctx.seconds() or 0.0
     if not 2 <= seconds <= 7.5:
         ctx.errors.append(
             detail(
@@ -678,7 +673,7 @@ def _wave_check(ctx: Ctx) -> None:
 def _wave_outputs(ctx: Ctx) -> list[OutputSpec]:
     height = WAVE_HEIGHTS[ctx.values["resolution"]]
     size = aspect_dims(height * 16 // 9, height, ctx.values.get("aspect_ratio"))
-    seconds = _wave_duration(ctx.mode, ctx.values, ctx)
+    seconds = ctx.seconds() or 0.0
     return video(ctx, size, seconds, audio=False, fps=int(ctx.values["frames_per_second"]))
 
 
@@ -721,6 +716,7 @@ WAVE_1 = ModelDef(
                     "unit": "second",
                     "by": "resolution",
                     "table": {"480p": 1, "580p": 1.5, "720p": 2},
+                    "duration": [{"divide": ["num_frames", "frames_per_second"], "round": 3}],
                 },
                 example={
                     "model": "wave-1",
@@ -732,8 +728,6 @@ WAVE_1 = ModelDef(
         ],
     ),
     outputs=_wave_outputs,
-    duration=_wave_duration,
-    duration_field=None,
     check=_wave_check,
     result_meta=lambda ctx: {"interaction_id": "int_" + uuid.uuid4().hex[:20]},
 )

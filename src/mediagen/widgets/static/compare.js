@@ -1,6 +1,7 @@
 // Compare: prompts x settings as a table. The total price and forecast sit above it with the
 // Run button; cells fill in as jobs end, media fetched only when a cell scrolls into view.
-// Clicking a finished cell makes it its row's winner (grid.choices in Python).
+// A finished cell can be made its row's winner and rated 1-5 (grid.choices in Python). Buttons
+// add a column, run a row or a column again and export the HTML report.
 import { h, lazyFigures, formatNumber, errorBanner } from "./shared.js";
 
 const TONES = { completed: "ok", failed: "bad", invalid: "bad", pending: "warn", submitting: "warn", queued: "warn" };
@@ -14,12 +15,26 @@ function render({ model, el, experimental }) {
   const run = h("button", { type: "button", class: "mg-button mg-button--primary mg-compare-run" }, "Run");
   const blocked = h("span", { class: "mg-muted mg-compare-blocked", role: "status" });
   run.addEventListener("click", () => { run.disabled = true; send({ action: "run" }); });
+  const columnInput = h("input", { type: "text", class: "mg-input mg-compare-newcolumn", "aria-label": "Model for a new column",
+    placeholder: "model id, or {\"model\": …}" });
+  const addColumn = h("button", { type: "button", class: "mg-button mg-compare-addcolumn" }, "Add column");
+  addColumn.addEventListener("click", () => {
+    if (!columnInput.value.trim()) { columnInput.focus(); return; }
+    send({ action: "add_column", setting: columnInput.value });
+    columnInput.value = "";
+  });
+  const exportInput = h("input", { type: "text", class: "mg-input mg-compare-exportname", "aria-label": "Report file name",
+    value: "compare-report.html" });
+  const exportButton = h("button", { type: "button", class: "mg-button mg-compare-export" }, "Export HTML");
+  exportButton.addEventListener("click", () => send({ action: "export", path: exportInput.value }));
+  const exported = h("span", { class: "mg-muted mg-compare-exported", role: "status" });
+  const tools = h("div", { class: "mg-row mg-compare-tools" }, columnInput, addColumn, exportInput, exportButton, exported);
   const banner = errorBanner(model);
   const table = h("table", { class: "mg-compare-table" });
   const scroller = h("div", { class: "mg-compare-scroll" }, table);
   el.append(h("div", { class: "mg-root mg-card mg-stack mg-compare" },
     h("div", { class: "mg-row" }, h("span", { class: "mg-title" }, "Compare"), total, run, blocked),
-    forecast, banner.node, scroller));
+    forecast, tools, banner.node, scroller));
 
   const figures = lazyFigures(experimental, { place: (slot, figure) => slot.replaceChildren(figure.node), options: () => ({ caption: false }) });
   const mediaSlot = (item) => {
@@ -29,7 +44,7 @@ function render({ model, el, experimental }) {
     return slot;
   };
 
-  const cellNode = (cell, prompt, column, chosen) => {
+  const cellNode = (cell, prompt, column, chosen, rating) => {
     const where = `${column.label}, prompt ${cell.row + 1}`;
     const parts = [];
     for (const item of cell.items || []) parts.push(mediaSlot(item));
@@ -51,6 +66,14 @@ function render({ model, el, experimental }) {
       parts.push(retry);
     }
     if (cell.status === "completed") {
+      const stars = h("div", { class: "mg-compare-rate", role: "group", "aria-label": `Rating, ${where}` },
+        ...[1, 2, 3, 4, 5].map((n) => {
+          const star = h("button", { type: "button", class: "mg-compare-star", "aria-pressed": n <= rating ? "true" : "false",
+            "aria-label": `Rate ${n} of 5, ${where}` }, n <= rating ? "★" : "☆");
+          star.addEventListener("click", () => send({ action: "rate", row: cell.row, col: cell.col, stars: n }));
+          return star;
+        }));
+      parts.push(stars);
       const pick = h("button", { type: "button", class: "mg-button mg-compare-pick", "aria-pressed": chosen ? "true" : "false",
         "aria-label": `Choose ${where}` }, chosen ? "★ Chosen" : "Choose");
       pick.addEventListener("click", () => send({ action: "choose", row: cell.row, col: cell.col }));
@@ -70,17 +93,27 @@ function render({ model, el, experimental }) {
   const spentNode = h("td", { class: "mg-compare-spent" });
   const spent = (list) => list.reduce((sum, cell) => sum + (cell.credits || 0), 0);
 
+  let rerunButtons = [];  // [{node, row?, col?}]
+  const rerunButton = (target, label) => {
+    const node = h("button", { type: "button", class: "mg-button mg-compare-rerun", "aria-label": label }, "Re-run");
+    node.addEventListener("click", () => { node.disabled = true; send({ action: "rerun", ...target }); });
+    rerunButtons.push({ node, ...target });
+    return node;
+  };
   const rebuild = (prompts, columns) => {
     figures.reset(new Set());
     drawn = new Map();
+    rerunButtons = [];
     const head = h("tr", {}, h("th", { scope: "col" }, "Prompt"),
-      ...columns.map((column) => h("th", { scope: "col", class: "mg-compare-column" },
-        h("div", {}, column.label), column.settings_text ? h("div", { class: "mg-muted" }, column.settings_text) : null)),
+      ...columns.map((column, c) => h("th", { scope: "col", class: "mg-compare-column" },
+        h("div", {}, column.label), column.settings_text ? h("div", { class: "mg-muted" }, column.settings_text) : null,
+        rerunButton({ col: c }, `Re-run column ${column.label}`))),
       h("th", { scope: "col" }, "Row total"));
     rowTotals = prompts.map(() => h("td", { class: "mg-muted mg-compare-rowtotal" }));
     colTotals = columns.map(() => h("td", { class: "mg-muted mg-compare-coltotal" }));
     const rows = prompts.map((prompt, r) => h("tr", {},
-      h("th", { scope: "row", class: "mg-compare-prompt", title: prompt }, prompt),
+      h("th", { scope: "row", class: "mg-compare-prompt", title: prompt }, h("div", {}, prompt),
+        rerunButton({ row: r }, `Re-run row ${r + 1}`)),
       ...columns.map((_, c) => {
         const node = h("td", { class: "mg-compare-cell" });
         drawn.set(`${r},${c}`, { sig: "", node });
@@ -96,6 +129,7 @@ function render({ model, el, experimental }) {
     const columns = model.get("columns") || [];
     const cells = model.get("cells") || [];
     const chosen = model.get("chosen") || {};
+    const ratings = model.get("ratings") || {};
     const nowShape = JSON.stringify([prompts, columns]);
     if (nowShape !== shape) { shape = nowShape; rebuild(prompts, columns); }
     const at = (r, c) => cells[r * columns.length + c];
@@ -103,10 +137,11 @@ function render({ model, el, experimental }) {
       const cell = at(r, c);
       if (!cell) return;
       const on = chosen[String(r)] === c;
-      const sig = JSON.stringify([cell, on]);
+      const rating = ratings[`${r},${c}`] || 0;
+      const sig = JSON.stringify([cell, on, rating]);
       const old = drawn.get(`${r},${c}`);
       if (old.sig === sig) return;
-      const node = cellNode(cell, prompt, column, on);
+      const node = cellNode(cell, prompt, column, on, rating);
       old.node.replaceWith(node);
       drawn.set(`${r},${c}`, { sig, node });
     }));
@@ -124,8 +159,15 @@ function render({ model, el, experimental }) {
     run.textContent = phase === "running" ? "Running…" : "Run";
     forecast.textContent = model.get("forecast_text") || "";
     blocked.textContent = model.get("blocked_reason") || "";
+    exported.textContent = model.get("exported") || "";
+    const settled = phase === "ready" || phase === "done";
+    for (const { node, row, col } of rerunButtons) {
+      const again = cells.some((cell) => (row === undefined || cell.row === row) && (col === undefined || cell.col === col)
+        && (cell.status === "completed" || cell.status === "failed"));
+      node.disabled = !settled || !again;
+    }
   };
-  const EVENTS = "change:cells change:columns change:prompts change:chosen change:phase change:total change:forecast_text change:blocked_reason";
+  const EVENTS = "change:cells change:columns change:prompts change:chosen change:ratings change:exported change:phase change:total change:forecast_text change:blocked_reason";
   renderAll();
   model.on(EVENTS, renderAll);
   return () => {

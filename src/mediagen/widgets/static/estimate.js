@@ -29,13 +29,33 @@ function render({ model, el }) {
   // one <div> per row (allowed inside <dl>): the layout holds whatever the host page does to dt/dd
   const row = (label, value, cls) => [h("div", { class: "mg-estimate-row" }, h("dt", {}, label), h("dd", { class: cls }, value))];
 
+  // The provisional price (computed in the kernel from the catalog's price tables) shows the
+  // moment a field changes; the service's estimate replaces it, and wins where they differ.
+  const provisionalRows = (prov) => [
+    ...row("List price", prov.credits != null ? `≈ ${formatNumber(prov.credits)} credits` : `unknown: ${prov.unknown}`, "mg-estimate-price"),
+    ...(prov.credits_after_discount != null ? row("After discount", `≈ ${formatNumber(prov.credits_after_discount)} credits`) : []),
+    ...(prov.billable_duration_seconds != null ? row("Billed duration", `${formatNumber(prov.billable_duration_seconds)} s`) : []),
+  ];
+  const differenceRows = (prov, est) => {
+    if (prov.credits == null || est.credits == null || prov.credits === est.credits) return [];
+    const delta = Math.round((est.credits - prov.credits) * 100) / 100;
+    const text = `${formatNumber(prov.credits)} credits from the catalog; the service's ${formatNumber(est.credits)} credits apply (${delta > 0 ? "+" : ""}${formatNumber(delta)})`;
+    return row("Local price", text, "mg-estimate-diff");
+  };
+
   const update = () => {
     const est = model.get("estimate") || {};
+    const prov = model.get("provisional") || {};
     const status = model.get("status");
-    state.textContent = { idle: "", estimating: "Estimating…", ready: "", error: "" }[status] ?? "";
+    const provisional = status === "estimating" && (prov.credits != null || Boolean(prov.unknown));
+    state.textContent = provisional ? "Provisional, from the catalog's prices: confirming with the service…"
+      : ({ idle: "", estimating: "Estimating…", ready: "", error: "" }[status] ?? "");
     figures.classList.toggle("mg-stale", status === "estimating");
+    figures.classList.toggle("mg-provisional", provisional);
     figures.replaceChildren();
-    if (est.credits !== undefined) {
+    if (provisional) {
+      figures.append(...provisionalRows(prov));
+    } else if (est.credits !== undefined) {
       figures.append(
         ...row("List price", `${formatNumber(est.credits)} credits`),
         ...(est.discount_percent ? row("Discount", `${formatNumber(est.discount_percent)} %`) : []),
@@ -44,6 +64,7 @@ function render({ model, el }) {
         ...row("Balance", `${formatNumber(est.balance)} credits`),
         ...row("Allowed", est.allowed === false ? "no" : "yes", est.allowed === false ? "mg-bad" : "mg-ok"),
         ...row("Affordable", est.can_afford === false ? "no" : "yes", est.can_afford === false ? "mg-bad" : "mg-ok"),
+        ...(status === "ready" ? differenceRows(prov, est) : []),
       );
     }
     const why = model.get("blocked_reason");
@@ -56,7 +77,7 @@ function render({ model, el }) {
   };
   update();
   model.send({ action: "refresh" }); // a reloaded page shows today's figures, not the saved ones
-  const events = "change:estimate change:status change:blocked_reason change:submitting change:error change:submitted_count";
+  const events = "change:estimate change:provisional change:status change:blocked_reason change:submitting change:error change:submitted_count";
   model.on(events, update);
   return () => model.off(events, update);
 }

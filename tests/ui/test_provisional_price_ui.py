@@ -1,0 +1,73 @@
+"""The form's price keeps up with the user, in real JupyterLab 4 and Chromium, against the
+sandbox: a changed field shows its provisional price (from the catalog's price tables, marked
+provisional) while the service's estimate is still on its way, then the service's figure; with
+an outdated catalog the service's price wins and the difference is on screen. Any Python
+error, error banner or console error fails it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.sync_api import expect
+from test_journeys import assert_clean
+
+# long enough that the provisional price is on screen well before the service is even asked
+DEBOUNCE_S = 5.0
+
+
+def form_cell(cache: Path) -> str:
+    return (
+        "import copy, ipywidgets, mediagen\n"
+        "from mediagen.widgets import LiveEstimate, RequestForm\n"
+        "from mediagen.widgets._service import Service\n"
+        f"client = mediagen.Client(cache_dir={str(cache)!r})\n"
+        "service = Service(client)\n"
+        "form = RequestForm(client.models.get('vidra-2').raw)\n"
+        f"estimate = LiveEstimate(service, form, debounce={DEBOUNCE_S})\n"
+        "ipywidgets.VBox([form, estimate])"
+    )
+
+
+STALE_CELL = (
+    "stale = copy.deepcopy(client.models.get('lumen-4k').raw)\n"
+    "stale['modes'][0]['price']['table'] = {'1K': 1, '2K': 2, '4K': 4}  # prices since raised\n"
+    "old_form = RequestForm(stale)\n"
+    "old_estimate = LiveEstimate(service, old_form, debounce=0)\n"
+    "ipywidgets.VBox([old_form, old_estimate])"
+)
+
+
+def test_a_changed_field_shows_its_provisional_price_then_the_services(lab, tmp_path):
+    seen = len(lab.console)
+    notebook = lab.open("provisional.ipynb", [form_cell(tmp_path / "cache"), STALE_CELL])
+    notebook.run_all()
+    view = notebook.output(0)
+    figures = view.locator(".mg-estimate-figures")
+    expect(figures).to_contain_text("Billed duration5 s", timeout=30_000)
+    # the service's first figure (the class exactly: neither stale nor provisional)
+    expect(figures).to_have_class("mg-estimate-figures", timeout=DEBOUNCE_S * 1000 + 30_000)
+    expect(figures).to_contain_text("List price30 credits")
+
+    view.get_by_role("combobox", name="Duration seconds", exact=True).select_option(label="10")
+    # at once: the local price, marked provisional, before the service is asked
+    expect(figures).to_have_class("mg-estimate-figures mg-stale mg-provisional", timeout=2_000)
+    expect(figures).to_contain_text("List price≈ 60 credits")
+    expect(figures).to_contain_text("Billed duration10 s")
+    expect(view.locator(".mg-estimate-figures.mg-provisional .mg-estimate-price")).to_be_visible()
+    expect(view.locator(".mg-estimate")).to_contain_text("Provisional")
+    # then the service's estimate replaces it: the same price, no difference to tell
+    expect(figures).to_have_class("mg-estimate-figures", timeout=DEBOUNCE_S * 1000 + 30_000)
+    expect(figures).to_contain_text("List price60 credits")
+    expect(figures).to_contain_text("After discount60 credits")
+    expect(view.locator(".mg-estimate-diff")).to_have_count(0)
+
+    old = notebook.output(1)
+    old_figures = old.locator(".mg-estimate-figures")
+    expect(old_figures).to_have_class("mg-estimate-figures", timeout=30_000)
+    expect(old_figures).to_contain_text("List price2 credits")  # the service's price wins
+    expect(old.locator(".mg-estimate-diff")).to_have_text(
+        "1 credits from the catalog; the service's 2 credits apply (+1)"
+    )
+    assert_clean(notebook)
+    errors = [line for line in lab.console[seen:] if line.startswith("error")]
+    assert errors == [], f"browser console errors: {errors}"

@@ -1,0 +1,78 @@
+"""The estimate shows a provisional price the moment the form changes, then the service's.
+
+Against the sandbox: the provisional price (from the catalog entry's price tables) is there
+before any estimate is asked for, equals the service's when the catalog is current, and when
+the form holds an outdated catalog entry the service's figure wins and the difference is told.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from widget_loop import run, until
+
+import mediagen
+from mediagen.widgets import LiveEstimate, RequestForm
+from mediagen.widgets._service import Service
+
+
+def _entry(client: mediagen.Client, model_id: str) -> dict:
+    return client.models.get(model_id).raw
+
+
+def test_a_changed_field_is_priced_at_once_and_confirmed_by_the_service(make_client, tenant):
+    client = make_client(tenant)
+    service = Service(client)
+    form = RequestForm(_entry(client, "vidra-2"))
+    estimate = LiveEstimate(service, form, debounce=0.2)
+
+    async def scenario():
+        await until(lambda: estimate.status == "ready", what="first estimate")
+        form.set_value("duration_seconds", 10)
+        # priced before the debounce has even run: no estimate was asked for this request yet
+        assert estimate.status == "estimating"
+        assert estimate.provisional["credits"] == 60.0  # 4 per s x 10 s x 1.5 with audio
+        assert estimate.provisional["billable_duration_seconds"] == 10.0
+        await until(lambda: estimate.status == "ready", what="service estimate")
+        assert estimate.estimate["credits"] == estimate.provisional["credits"]
+        assert estimate.difference is None
+        await service.aclose()
+
+    run(scenario())
+
+
+def test_a_price_that_counts_an_input_file_is_unknown_until_the_service_measures_it(
+    make_client, tenant
+):
+    client = make_client(tenant)
+    service = Service(client)
+    form = RequestForm(_entry(client, "talkhead"))
+    estimate = LiveEstimate(service, form, debounce=0)
+
+    async def scenario():
+        assert estimate.provisional["credits"] is None
+        assert "audio" in estimate.provisional["unknown"]
+        await until(lambda: estimate.status == "ready", what="service estimate")
+        assert estimate.estimate["credits"] > 0  # the service measured the sample's length
+        assert estimate.difference is None  # nothing local to compare
+        await service.aclose()
+
+    run(scenario())
+
+
+def test_an_outdated_catalog_loses_to_the_service_and_the_difference_is_told(make_client, tenant):
+    client = make_client(tenant)
+    service = Service(client)
+    stale = copy.deepcopy(_entry(client, "lumen-4k"))  # prices changed since it was read
+    stale["modes"][0]["price"]["table"] = {"1K": 1, "2K": 2, "4K": 4}
+    form = RequestForm(stale)
+    estimate = LiveEstimate(service, form, debounce=0)
+
+    async def scenario():
+        assert estimate.provisional["credits"] == 1.0
+        await until(lambda: estimate.status == "ready", what="service estimate")
+        assert estimate.estimate["credits"] == 2.0
+        assert estimate.difference == 1.0
+        await service.aclose()
+
+    run(scenario())

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from media_files import make_png
 from playwright.sync_api import expect
-from test_studio import JOB_TIMEOUT, kernel_json, pick, submit_when_priced
+from test_studio import JOB_TIMEOUT, STALE, kernel_json, pick, submit_when_priced
 
 AXE_VERSION = "4.10.2"
 STDERR = "[data-mime-type='application/vnd.jupyter.stderr']"
@@ -196,7 +196,7 @@ def test_keyboard_kind_filters_forms_and_fast_edits(lab, journey, axe_js, tmp_pa
     text.fill("")
     text.press_sequentially("Every word counts")
     form.get_by_role("combobox", name="Model size", exact=True).select_option(label="large")
-    expect(studio.locator(".mg-estimate-figures")).not_to_have_class("mg-stale")
+    expect(studio.locator(".mg-estimate-figures")).not_to_have_class(STALE)
     expect(studio.get_by_role("button", name="Submit")).to_be_enabled()
     request = kernel_until(journey, "studio.form.request", lambda r: r.get("model_size") == "large")
     assert request["text"] == "Every word counts"
@@ -230,7 +230,7 @@ def test_keyboard_kind_filters_forms_and_fast_edits(lab, journey, axe_js, tmp_pa
     expect(form.get_by_text("Image size", exact=True)).to_have_count(0)
     expect(form.locator("[data-field=prompt] .mg-field-help")).to_have_text("Text prompt.")
     size.select_option(label="landscape_16_9")
-    expect(studio.locator(".mg-estimate-figures")).not_to_have_class("mg-stale")
+    expect(studio.locator(".mg-estimate-figures")).not_to_have_class(STALE)
     request = kernel_until(journey, "studio.form.request", lambda r: "image_size" in r)
     assert request["image_size"] == "landscape_16_9"
     assert "size" not in request
@@ -301,7 +301,7 @@ def test_make_save_download_and_chain_an_image(lab, journey, axe_js):
     first_frame = form.locator("[data-field=first_frame] select")
     expect(first_frame).to_have_value(asset)
     expect(prompt).to_have_value("A lighthouse at dusk, my words")
-    expect(studio.locator(".mg-estimate-figures")).not_to_have_class("mg-stale")
+    expect(studio.locator(".mg-estimate-figures")).not_to_have_class(STALE)
     request = kernel_until(journey, "studio.form.request", lambda r: "first_frame" in r)
     assert request["first_frame"] == asset
     assert request["prompt"] == "A lighthouse at dusk, my words"

@@ -277,15 +277,17 @@ def test_concat_history_keeps_dtypes_across_different_categories():
     assert str(both["created_at"].dtype) == "datetime64[ns, UTC]"
 
 
-def test_pages_are_prefetched_only_from_a_remote_service():
+def test_pages_are_prefetched_where_the_machine_has_cores_to_spare():
     from types import SimpleNamespace
 
-    from mediagen.history._frame import _local_service
+    from mediagen.history._fetch import PREFETCH_LOCAL_CORES, prefetch_pays
 
     def client(url):
         return SimpleNamespace(_config=SimpleNamespace(base_url=url))
 
-    assert _local_service(client("http://127.0.0.1:8765"))
-    assert _local_service(client("http://localhost:8765"))
-    assert not _local_service(client("https://api.example.com"))
-    assert not _local_service(lambda query: {})  # a bare page source: nothing to go by
+    few, many = PREFETCH_LOCAL_CORES - 1, PREFETCH_LOCAL_CORES
+    for local in ("http://127.0.0.1:8765", "http://localhost:8765", "http://[::1]:8765"):
+        assert not prefetch_pays(client(local), cores=few)
+        assert prefetch_pays(client(local), cores=many)
+    assert prefetch_pays(client("https://api.example.com"), cores=1)
+    assert not prefetch_pays(lambda query: {})  # a bare page source: nothing to go by

@@ -32,7 +32,15 @@ def _service_ids(client) -> set[str]:
     return set(client.generations.to_dataframe(store=False)["id"])
 
 
-def test_a_second_sync_fetches_only_what_is_new_and_pending_rows_settle(sandbox, tenant, client):
+@pytest.mark.parametrize("fetch_ahead", [False, True], ids=["in-turn", "fetching-ahead"])
+def test_a_second_sync_fetches_only_what_is_new_and_pending_rows_settle(
+    sandbox, tenant, client, monkeypatch, fetch_ahead
+):
+    # On a machine with cores to spare a sync fetches the next page while storing this one.
+    from mediagen.history import _fetch
+
+    monkeypatch.setattr(_fetch, "PREFETCH_LOCAL_CORES", 1 if fetch_ahead else 10**6)
+    assert _fetch.prefetch_pays(client) is fetch_ahead
     sandbox.admin.seed_generations(
         tenant.member_id, 250, completed_fraction=0.8, failed_fraction=0.2
     )

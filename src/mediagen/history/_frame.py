@@ -5,7 +5,7 @@ objects cost several times the memory and time of the columns we need. Each page
 plain column lists as it arrives (its dicts are then dropped), and pandas arrays are built once
 at the end, vectorised. With ``prefetch`` the next page is fetched on a helper thread while the
 current one is reduced, so the kernel mostly waits on the server, not on itself (by default
-only against a remote service: see ``_local_service``).
+only where that pays: see ``_fetch.prefetch_pays``).
 """
 
 from __future__ import annotations
@@ -13,13 +13,17 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 import numpy as np
 import pandas as pd
 
 from mediagen.history import _schema
-from mediagen.history._fetch import LIST_FILTERS, iter_generation_pages, prefetched
+from mediagen.history._fetch import (
+    LIST_FILTERS,
+    iter_generation_pages,
+    prefetch_pays,
+    prefetched,
+)
 from mediagen.history._journal_join import journal_columns
 
 _EMPTY: Mapping[str, Any] = {}
@@ -235,7 +239,7 @@ def generations_frame(
     the largest page size and every cursor is followed, newest first.
 
     ``on_page(page)`` is called as each page arrives (progress displays). ``prefetch`` fetches
-    the next page on a helper thread; None (default) does so unless the service is local.
+    the next page on a helper thread; None (default) does so where that pays (``prefetch_pays``).
     ``journal`` (default: the client's own request journal, if it has one) adds the request's
     settings and the estimate shown; pass ``None`` to skip it, or a ``Journal``, a path or an
     iterable of journal records.
@@ -245,26 +249,12 @@ def generations_frame(
         journal = getattr(client, "journal", None)
     pages: Iterable[Mapping[str, Any]] = iter_generation_pages(client, params)
     if prefetch is None:
-        prefetch = not _local_service(client)
+        prefetch = prefetch_pays(client)
     if prefetch:
         pages = prefetched(pages)
     if on_page is not None:  # a progress display, page by page
         pages = _reporting(pages, on_page)
     return frame_from_pages(pages, journal=journal)
-
-
-def _local_service(client: Any) -> bool:
-    """Whether the service runs on this machine (the sandbox): then it needs a core of its own.
-
-    Measured (benchmarks/bench_history.py, 100k rows, 2 cores, loopback sandbox): fetching the
-    next page on a helper thread made ``to_dataframe`` 1.07x the plain loop, because JSON
-    decoding and the reduction then contend for the GIL while the server wants a core too;
-    without it, 0.87-0.92x. Against a remote service the pages' network wait frees the GIL, so
-    overlapping the next fetch with the reduction is the faster choice.
-    """
-    config = getattr(client, "_config", None)
-    host = urlsplit(getattr(config, "base_url", "") or "").hostname or ""
-    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 def _reporting(pages: Iterable[Mapping[str, Any]], on_page: Callable[[Any], Any]):

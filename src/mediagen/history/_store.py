@@ -41,7 +41,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mediagen.history import _schema
-from mediagen.history._fetch import MAX_PAGE_SIZE, page_getter
+from mediagen.history._fetch import MAX_PAGE_SIZE, page_getter, prefetch_pays, prefetched
 from mediagen.history._frame import (
     _USE_CLIENT_JOURNAL,
     _filter_params,
@@ -196,7 +196,10 @@ class HistoryStore:
             stored_ids = self._stored_ids(since=resume["since"])
         fetched = stored = 0
         chunk: list[Mapping[str, Any]] = []
-        for page, cursor in self._pages(client, resume["since"], resume["cursor"]):
+        pages = self._pages(client, resume["since"], resume["cursor"])
+        if prefetch_pays(client):  # the next page arrives while this one is stored
+            pages = prefetched(pages)
+        for page, cursor in pages:
             if on_page is not None:
                 on_page(page)
             data = page.get("data") or []

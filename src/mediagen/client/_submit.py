@@ -160,6 +160,7 @@ def resolve_references(client: Any, body: dict[str, Any]) -> Flow[dict[str, Any]
 
 def _identity(value: Any) -> Flow[Any]:
     """Flow (never yields): what a reference input is, without uploading it."""
+    yield from ()  # a generator, so map_references can run it
     if _is_local_path(value):
         path = Path(value).expanduser().resolve()
         stat = path.stat()
@@ -167,7 +168,6 @@ def _identity(value: Any) -> Flow[Any]:
     if isinstance(value, (Asset, UploadTicket, GenerationOutput)):
         return value.asset_id
     return value
-    yield  # a generator, so map_references can run it
 
 
 def local_inputs(

@@ -94,6 +94,8 @@ base, key = os.environ["MEDIAGEN_BASE_URL"], os.environ["MEDIAGEN_API_KEY"]
 reply = httpx.get(base + "/v1/credits", headers={"Authorization": "Bearer " + key})
 print("BASE", base)
 print("CREDITS", reply.status_code, "balance" in reply.json())
+admin = {"X-Admin-Token": os.environ.get("MEDIAGEN_SANDBOX_ADMIN_TOKEN", "")}
+print("ADMIN", httpx.get(base + "/admin/config", headers=admin).status_code)
 """
 
 
@@ -137,6 +139,7 @@ def test_lab_runs_jupyterlab_with_the_sandbox_and_stops_both(tmp_path: Path):
         kernel = httpx.post(f"{base}/api/kernels", headers=headers, json={}, timeout=60).json()
         printed = run_in_kernel(port, token, kernel["id"], KERNEL_CODE)
         assert "CREDITS 200 True" in printed
+        assert "ADMIN 200" in printed, "the tutorials make teammates with the sandbox's admin API"
         sandbox_url = printed.split("BASE ", 1)[1].split()[0]
         sandbox_port = int(sandbox_url.rsplit(":", 1)[1])
         assert port_answers(sandbox_port)

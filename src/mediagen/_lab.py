@@ -261,6 +261,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             _say(f"using the service at {connection.base_url} (from {ENV_BASE_URL})")
         env = {**os.environ, **connection.env()}
+        if sandbox is not None and sandbox.admin_token:
+            # the local sandbox's own admin secret (top-ups, teammates in the tutorials)
+            env[ENV_ADMIN_TOKEN] = sandbox.admin_token
         _say(f"opening JupyterLab on {notebook_dir} (Ctrl-C stops it and the sandbox)")
         jupyter = subprocess.Popen(
             jupyter_command(args, notebook_dir, extra),

@@ -79,12 +79,17 @@ class NotebookSandbox:
         return str(key.json()["api_key"])
 
     def env_for(self, notebook: Path) -> dict[str, str]:
-        """The kernel's connection, and a cache (outputs, journal) of its own, empty each run."""
+        """The kernel's connection, and a cache (outputs, journal) of its own, empty each run.
+
+        The sandbox's admin token is there too, as ``mediagen lab`` gives it to its kernels:
+        the team tutorial makes teammates with it (an API key never goes this way).
+        """
         cache = os.path.join(self._tmp.name, "cache", notebook.stem)
         return {
             "MEDIAGEN_BASE_URL": self.base_url,
             "MEDIAGEN_API_KEY": self.new_key(notebook.stem),
             "MEDIAGEN_CACHE_DIR": cache,
+            "MEDIAGEN_SANDBOX_ADMIN_TOKEN": self._admin_token,
         }
 
     def stop(self) -> None:

@@ -5,16 +5,7 @@ store knows enough of the model's generations."""
 from __future__ import annotations
 
 from playwright.sync_api import expect
-
-JOB_TIMEOUT = 60_000
-
-
-def pick(studio, kind_label: str, model_id: str) -> None:
-    picker = studio.locator(".mg-picker")
-    picker.get_by_role("radio", name=kind_label).click()
-    option = picker.locator(f'[role=option][data-model="{model_id}"]')
-    option.click()
-    expect(option).to_have_attribute("aria-selected", "true")
+from test_studio import JOB_TIMEOUT, pick
 
 
 def test_the_studio_estimate_shows_the_forecast_from_the_users_history(lab, tmp_path):

@@ -93,7 +93,8 @@ class Studio(StaticFallback, ipywidgets.VBox):
         self.add_class("mg-studio")
         self.picker.observe(self._on_model, names="value")
         self.estimate.on_submitted(self._on_submitted)
-        self.estimate.observe(self._on_quote, names="estimate")
+        # a new quote, or the same quote again for another request (status: ready once more)
+        self.estimate.observe(self._on_quote, names=["estimate", "status"])
         self.ready = _tasks.spawn(self._start(reattach, history), reporter=self._start_failed)
 
     @property
@@ -128,7 +129,7 @@ class Studio(StaticFallback, ipywidgets.VBox):
 
     def _on_quote(self, change: Any) -> None:
         self._forecasts += 1
-        if self.estimate.status != "ready" or not change["new"]:
+        if self.estimate.status != "ready" or not self.estimate.estimate:
             self.forecast.value = ""
             return
         _tasks.spawn(self._forecast(dict(self.form.request), self._forecasts))

@@ -8,13 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from mediagen._magics_args import (
-    MagicUsageError,
-    build_request,
-    choose_model,
-    parse_cell_line,
-    prompt_field,
-)
+from mediagen.magics._cell_line import MagicUsageError, parse_cell_line
+from mediagen.magics._request import build_request, choose_model, prompt_field
 
 VIDEO = {
     "id": "vidra-2",

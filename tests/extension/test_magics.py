@@ -14,6 +14,7 @@ import pytest
 import mediagen
 import mediagen.extension as extension
 from mediagen import _progress
+from mediagen.client._models import as_json
 
 
 def ledger_kinds(sandbox, tenant) -> list[str]:
@@ -159,7 +160,7 @@ def test_a_bad_value_names_the_allowed_values(shell, sandbox, tenant):
     """A field with a closed set of values, taken from the real catalog."""
     client = mediagen.Client(api_key=tenant.api_key, base_url=sandbox.base_url)
     for entry in client.models.list(type="video"):
-        raw = extension.mc.as_dict(entry)
+        raw = as_json(entry)
         for mode in raw["modes"]:
             for name, values in (mode.get("allowed") or {}).items():
                 if isinstance(values, list) and name in mode.get("optional", []):
@@ -227,9 +228,9 @@ def test_module_threshold_and_yes(shell, sandbox, tenant, monkeypatch):
 def test_speech_takes_the_cell_body_as_text(shell, sandbox, tenant):
     client = mediagen.Client(api_key=tenant.api_key, base_url=sandbox.base_url)
     speech = next(
-        extension.mc.as_dict(m)
+        as_json(m)
         for m in client.models.list(type="audio")
-        if extension.mc.as_dict(m).get("audio_kind") == "speech"
+        if as_json(m).get("audio_kind") == "speech"
     )
     voice = speech["voices"][0]["name"]
     run = shell.run(
@@ -256,7 +257,7 @@ def test_chaining_by_variable_name(shell, sandbox, tenant):
     client = mediagen.Client(api_key=tenant.api_key, base_url=sandbox.base_url)
     target = None
     for entry in client.models.list(type="video"):
-        raw = extension.mc.as_dict(entry)
+        raw = as_json(entry)
         for mode in raw["modes"]:
             if "first_frame" in mode.get("required", []) and set(mode["required"]) <= {
                 "prompt",

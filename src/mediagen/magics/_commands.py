@@ -18,6 +18,7 @@ from IPython.core.magic_arguments import argument, kwds, magic_arguments
 
 from mediagen._html import plural
 from mediagen._progress import Progress
+from mediagen.client._models import read_field
 from mediagen.magics import _service as mc
 from mediagen.magics._cell_line import (
     CELL_USAGE,
@@ -166,8 +167,8 @@ def _pending(magics: MediagenMagics, args: argparse.Namespace) -> Any:
     if not pending:
         return Notice("No generation is pending.", "ok")
     lines = [
-        f"{mc.field(g, 'id')}  {mc.field(g, 'type')}  {mc.field(g, 'model')}  "
-        f"created {mc.field(g, 'created_at')}"
+        f"{read_field(g, 'id')}  {read_field(g, 'type')}  {read_field(g, 'model')}  "
+        f"created {read_field(g, 'created_at')}"
         for g in pending
     ]
     return Notice(

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from mediagen._html import plural
-from mediagen.magics._service import field
+from mediagen.client._models import read_field
 
 _BOX = (
     "font-family: var(--jp-ui-font-family, sans-serif); font-size: var(--jp-ui-font-size1, 13px);"
@@ -67,23 +67,23 @@ class EstimateView:
 
     @property
     def credits(self) -> Any:
-        return field(self.estimate, "credits")
+        return read_field(self.estimate, "credits")
 
     @property
     def after_discount(self) -> Any:
-        return field(self.estimate, "credits_after_discount")
+        return read_field(self.estimate, "credits_after_discount")
 
     def _what(self) -> str:
         what = str(self.request.get("model"))
         if self.request.get("mode"):
             what += f" · {self.request['mode']}"
-        duration = field(self.estimate, "billable_duration_seconds")
+        duration = read_field(self.estimate, "billable_duration_seconds")
         if duration is not None:
             what += f" · {credits_text(duration)} s billable"
         return what
 
     def _price(self) -> str:
-        discount = field(self.estimate, "discount_percent") or 0
+        discount = read_field(self.estimate, "discount_percent") or 0
         price = f"{credits_text(self.credits)} credits"
         if discount:
             price += (
@@ -92,17 +92,19 @@ class EstimateView:
         return price
 
     def _verdict(self) -> str:
-        if field(self.estimate, "allowed") is False:
-            return f"not allowed: {field(self.estimate, 'reason') or 'the plan cannot use it'}"
-        if field(self.estimate, "can_afford") is False:
-            return f"cannot afford (balance {credits_text(field(self.estimate, 'balance'))})"
-        return f"balance {credits_text(field(self.estimate, 'balance'))}"
+        if read_field(self.estimate, "allowed") is False:
+            return f"not allowed: {read_field(self.estimate, 'reason') or 'the plan cannot use it'}"
+        if read_field(self.estimate, "can_afford") is False:
+            return f"cannot afford (balance {credits_text(read_field(self.estimate, 'balance'))})"
+        return f"balance {credits_text(read_field(self.estimate, 'balance'))}"
 
     def __repr__(self) -> str:
         return f"Estimate for {self._what()}: {self._price()} ({self._verdict()})"
 
     def _repr_html_(self) -> str:
-        ok = field(self.estimate, "allowed") is not False and field(self.estimate, "can_afford")
+        ok = read_field(self.estimate, "allowed") is not False and read_field(
+            self.estimate, "can_afford"
+        )
         style = _BOX.format(color=_COLORS["info" if ok else "error"])
         settings = ", ".join(
             f"{html.escape(str(k))}={html.escape(str(v))}"
@@ -155,25 +157,25 @@ class CreditsView:
     def _lines(self) -> list[tuple[str, str]]:
         c = self.credits
         lines = [
-            ("balance", credits_text(field(c, "balance"))),
-            ("reserved", credits_text(field(c, "reserved", 0))),
+            ("balance", credits_text(read_field(c, "balance"))),
+            ("reserved", credits_text(read_field(c, "reserved", 0))),
         ]
-        org = field(c, "organization_balance")
+        org = read_field(c, "organization_balance")
         if org is not None:
             lines.append(("organization balance", credits_text(org)))
-        plan = field(c, "plan")
+        plan = read_field(c, "plan")
         if plan:
             lines.append(("plan", str(plan)))
-        lines.append(("discount", f"{credits_text(field(c, 'discount_percent', 0))}%"))
-        limit = field(c, "member_limit")
+        lines.append(("discount", f"{credits_text(read_field(c, 'discount_percent', 0))}%"))
+        limit = read_field(c, "member_limit")
         if limit:
             lines.append(
                 (
                     "member cap",
-                    f"{credits_text(field(limit, 'used'))} used of "
-                    f"{credits_text(field(limit, 'limit'))}, "
-                    f"{credits_text(field(limit, 'remaining'))} left, resets "
-                    f"{field(limit, 'resets_at')}",
+                    f"{credits_text(read_field(limit, 'used'))} used of "
+                    f"{credits_text(read_field(limit, 'limit'))}, "
+                    f"{credits_text(read_field(limit, 'remaining'))} left, resets "
+                    f"{read_field(limit, 'resets_at')}",
                 )
             )
         return lines
@@ -248,9 +250,9 @@ def api_error_text(exc: Exception) -> str | None:
     head = " ".join(str(p) for p in (status, code) if p)
     lines = [f"{head}: {message}" if head else message]
     for detail in getattr(exc, "details", None) or ():
-        loc = field(detail, "loc") or ()
+        loc = read_field(detail, "loc") or ()
         where = ".".join(str(p) for p in loc if p not in ("body", "query"))
-        lines.append(f"  {where or '(request)'}: {field(detail, 'msg')}")
+        lines.append(f"  {where or '(request)'}: {read_field(detail, 'msg')}")
     trace = getattr(exc, "trace_id", None)
     if trace:
         lines.append(f"(trace id {trace})")

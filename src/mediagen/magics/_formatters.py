@@ -9,14 +9,14 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from mediagen.client._models import read_field
 from mediagen.magics._display import CreditsView, EstimateView, credits_text, table_html
-from mediagen.magics._service import field
 
 
 def _media_tag(output: Any) -> str:
-    url = field(output, "url")
-    content_type = str(field(output, "content_type") or "")
-    local = field(output, "local_path") or field(output, "path")
+    url = read_field(output, "url")
+    content_type = str(read_field(output, "content_type") or "")
+    local = read_field(output, "local_path") or read_field(output, "path")
     src = html.escape(str(local or url or ""))
     if not src:
         return ""
@@ -31,19 +31,19 @@ def _media_tag(output: Any) -> str:
 
 def generation_html(generation: Any) -> str:
     """A Generation as HTML: status, model, cost, error, and its outputs inline."""
-    status = str(field(generation, "status"))
+    status = str(read_field(generation, "status"))
     rows = [
-        ("id", str(field(generation, "id"))),
+        ("id", str(read_field(generation, "id"))),
         ("status", status),
-        ("model", f"{field(generation, 'model')} ({field(generation, 'type')})"),
+        ("model", f"{read_field(generation, 'model')} ({read_field(generation, 'type')})"),
     ]
-    charged = field(generation, "credits_charged")
+    charged = read_field(generation, "credits_charged")
     if charged is not None:
         rows.append(("charged", f"{credits_text(charged)} credits"))
-    error = field(generation, "error")
+    error = read_field(generation, "error")
     if error:
-        rows.append(("error", f"{field(error, 'code')}: {field(error, 'message')}"))
-    media = "".join(_media_tag(o) for o in field(generation, "outputs") or ())
+        rows.append(("error", f"{read_field(error, 'code')}: {read_field(error, 'message')}"))
+    media = "".join(_media_tag(o) for o in read_field(generation, "outputs") or ())
     return table_html("Generation", rows) + (f"<div>{media}</div>" if media else "")
 
 
@@ -52,7 +52,7 @@ def output_html(output: Any) -> str:
 
 
 def estimate_html(estimate: Any) -> str:
-    return EstimateView({"model": field(estimate, "model")}, estimate)._repr_html_()
+    return EstimateView({"model": read_field(estimate, "model")}, estimate)._repr_html_()
 
 
 def credits_html(credits: Any) -> str:
@@ -61,12 +61,12 @@ def credits_html(credits: Any) -> str:
 
 def model_html(entry: Any) -> str:
     rows = [
-        ("id", str(field(entry, "id"))),
-        ("type", str(field(entry, "type"))),
-        ("modes", ", ".join(str(field(m, "id")) for m in field(entry, "modes") or ())),
-        ("price", str(field(entry, "price_summary") or "")),
+        ("id", str(read_field(entry, "id"))),
+        ("type", str(read_field(entry, "type"))),
+        ("modes", ", ".join(str(read_field(m, "id")) for m in read_field(entry, "modes") or ())),
+        ("price", str(read_field(entry, "price_summary") or "")),
     ]
-    return table_html(str(field(entry, "name") or field(entry, "id")), rows)
+    return table_html(str(read_field(entry, "name") or read_field(entry, "id")), rows)
 
 
 #: client model class name -> fallback HTML renderer

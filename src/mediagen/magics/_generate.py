@@ -21,6 +21,7 @@ from mediagen._progress import (
     generation_callback,
     generation_message,
 )
+from mediagen.client._models import read_field
 from mediagen.magics import _service as mc
 from mediagen.magics._cell_line import MagicUsageError, parse_cell_line
 from mediagen.magics._display import EstimateView, Notice, credits_text
@@ -51,7 +52,7 @@ def run_cell(magics: MediagenMagics, line: str, cell: str) -> Any:
     note = mc.forecast_note(client, request)
     if note:
         display(Notice(note, "info"))
-    price = mc.field(estimate, "credits_after_discount")
+    price = read_field(estimate, "credits_after_discount")
     needs_consent = price is not None and float(price) > magics.threshold()
     if needs_consent and not options.yes and not _confirm(magics, price):
         display(Notice("Not submitted; nothing was spent.", "info"))
@@ -61,7 +62,7 @@ def run_cell(magics: MediagenMagics, line: str, cell: str) -> Any:
         return None
     magics.bind(options.output_name, generation)
     if not options.wait:
-        gen_id = mc.field(generation, "id")
+        gen_id = read_field(generation, "id")
         target = f" -o {options.output_name}" if options.output_name else ""
         display(
             Notice(
@@ -76,9 +77,9 @@ def run_cell(magics: MediagenMagics, line: str, cell: str) -> Any:
 
 def _refusal(estimate: Any) -> str | None:
     """Why the service would refuse this request (said before anything is sent), or None."""
-    if mc.field(estimate, "allowed") is False:
+    if read_field(estimate, "allowed") is False:
         return "this model is not available on your plan"
-    if mc.field(estimate, "can_afford") is False:
+    if read_field(estimate, "can_afford") is False:
         return "the balance does not cover this estimate"
     return None
 
@@ -101,14 +102,14 @@ def _resolve_asset(magics: MediagenMagics, name: str, value: Any) -> str:
             f"--{name}: {value!r} is not an asset id, a file, or a variable holding a "
             "generation or an output"
         )
-    if mc.field(value, "outputs") is not None:  # a Generation: its first output
-        if mc.field(value, "status") != "completed" or not mc.field(value, "outputs"):
+    if read_field(value, "outputs") is not None:  # a Generation: its first output
+        if read_field(value, "status") != "completed" or not read_field(value, "outputs"):
             raise MagicUsageError(
-                f"--{name}: generation {mc.field(value, 'id')} is "
-                f"{mc.field(value, 'status')}; only a completed one has outputs to use"
+                f"--{name}: generation {read_field(value, 'id')} is "
+                f"{read_field(value, 'status')}; only a completed one has outputs to use"
             )
-        value = mc.field(value, "outputs")[0]
-    asset_id = mc.field(value, "asset_id")
+        value = read_field(value, "outputs")[0]
+    asset_id = read_field(value, "asset_id")
     if not asset_id:
         raise MagicUsageError(f"--{name}: {type(value).__name__} has no asset_id")
     return str(asset_id)
@@ -172,7 +173,7 @@ def resubmit(magics: MediagenMagics, key: str) -> Any:
 def wait_and_show(magics: MediagenMagics, generation: Any, name: str | None) -> Any:
     """Wait in the foreground with live progress; an interrupt leaves the job running."""
     latest = [generation]
-    model = mc.field(generation, "model")
+    model = read_field(generation, "model")
     expected = mc.expected_seconds(magics.client, generation)
     bar = Progress(f"Generation {model}", expected=expected)
     show_progress = generation_callback(bar)
@@ -200,10 +201,10 @@ def wait_and_show(magics: MediagenMagics, generation: Any, name: str | None) -> 
         raise
     bar.close(
         f"{generation_message(final)} in {format_seconds(bar.elapsed)}",
-        ok=mc.field(final, "status") == "completed",
+        ok=read_field(final, "status") == "completed",
     )
     magics.bind(name, final)
-    if mc.field(final, "status") == "failed":
+    if read_field(final, "status") == "failed":
         display(Notice(_failed_text(final), "error"))
     return show(final, name)
 
@@ -217,16 +218,16 @@ def show(generation: Any, name: str | None) -> Any:
 
 
 def _failed_text(generation: Any) -> str:
-    error = mc.field(generation, "error")
+    error = read_field(generation, "error")
     return (
-        f"Generation {mc.field(generation, 'id')} failed: {mc.field(error, 'code')}: "
-        f"{mc.field(error, 'message')}. Nothing was charged (the reservation was returned)."
+        f"Generation {read_field(generation, 'id')} failed: {read_field(error, 'code')}: "
+        f"{read_field(error, 'message')}. Nothing was charged (the reservation was returned)."
     )
 
 
 def _interrupted_text(generation: Any, name: str | None) -> str:
-    gen_id = mc.field(generation, "id")
-    status = mc.field(generation, "status")
+    gen_id = read_field(generation, "id")
+    status = read_field(generation, "status")
     bound = f" {name} holds it as last seen ({status})." if name else ""
     target = f" -o {name}" if name else ""
     return (

@@ -1,52 +1,25 @@
 """What the magics need from the client, in one place.
 
 The magics speak to ``mediagen.Client`` only through these functions, so a change in the
-client's surface is one edit here. Fields are read with ``field()``, which accepts the client's
+client's surface is one edit here. Fields are read with ``read_field()``, which accepts the client's
 typed models and plain dicts alike (the API is additive-only; unknown fields never matter here).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from mediagen.client._models import as_json, read_field
+
 KIND_RESOURCES = {"image": "images", "video": "videos", "audio": "audio"}
-
-
-def field(obj: Any, name: str, default: Any = None) -> Any:
-    """``obj.name`` or ``obj[name]``: one accessor for models and dicts."""
-    if obj is None:
-        return default
-    if isinstance(obj, Mapping):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
-
-
-def as_dict(obj: Any) -> dict[str, Any]:
-    """A catalog entry (or any client model) as the plain JSON dict the service sent."""
-    if isinstance(obj, Mapping):
-        return dict(obj)
-    for attribute in ("raw", "_raw", "data", "json"):
-        value = getattr(obj, attribute, None)
-        if isinstance(value, Mapping):
-            return dict(value)
-    for method in ("to_dict", "model_dump", "dict"):
-        function = getattr(obj, method, None)
-        if callable(function):
-            value = function()
-            if isinstance(value, Mapping):
-                return dict(value)
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return dataclasses.asdict(obj)
-    return dict(vars(obj))
 
 
 def list_models(client: Any, kind: str | None = None) -> list[dict[str, Any]]:
     """Catalog entries (as dicts) of ``kind``, or all of them."""
     models = client.models.list(type=kind) if kind else client.models.list()
-    entries = [as_dict(m) for m in models]
+    entries = [as_json(m) for m in models]
     return [e for e in entries if kind is None or e.get("type") == kind]
 
 
@@ -93,7 +66,7 @@ def get_generation(client: Any, generation_id: str) -> Any:
 def upload(client: Any, path: str) -> str:
     """Upload a local file; returns its asset id."""
     asset = client.uploads.upload(path)
-    return str(field(asset, "asset_id") or field(asset, "id"))
+    return str(read_field(asset, "asset_id") or read_field(asset, "id"))
 
 
 def credits(client: Any) -> Any:
@@ -101,7 +74,7 @@ def credits(client: Any) -> Any:
 
 
 def is_terminal(generation: Any) -> bool:
-    return field(generation, "status") in ("completed", "failed")
+    return read_field(generation, "status") in ("completed", "failed")
 
 
 def history_frame(
@@ -122,7 +95,9 @@ def expected_seconds(client: Any, generation: Any) -> float | None:
     """How long this generation's model usually takes for this user (``mediagen.history``)."""
     from mediagen import history
 
-    return history.expected_seconds(client, field(generation, "model"), field(generation, "mode"))
+    return history.expected_seconds(
+        client, read_field(generation, "model"), read_field(generation, "mode")
+    )
 
 
 def forecast_note(client: Any, request: Mapping[str, Any]) -> str | None:

@@ -38,12 +38,13 @@ from mediagen import _html
 from mediagen.catalog import Catalog
 from mediagen.client import Budget
 from mediagen.client import budget as budget_scope
+from mediagen.client._models import read_field
 from mediagen.widgets import _compare_store, _tasks
 from mediagen.widgets._base import MediagenWidget, _describe
 from mediagen.widgets._compare_plan import Plan, cell_request, columns_of, plan, request_key
 from mediagen.widgets._media import MediaSource
 from mediagen.widgets._outputs import item_at
-from mediagen.widgets._service import Service, field
+from mediagen.widgets._service import Service
 from mediagen.widgets._snapshot import StaticFallback, plural
 
 #: Cell states, in the order a cell goes through them.
@@ -297,33 +298,33 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
                 with self._budget():
                     generation = await self.service.submit(kind, body, self._key(row, col))
                 self.generations[(row, col)] = generation
-                self._set(row, col, status=PENDING, generation_id=field(generation, "id"))
+                self._set(row, col, status=PENDING, generation_id=read_field(generation, "id"))
                 generation = await self.service.wait(generation)
                 self.generations[(row, col)] = generation
                 items = await self._items(generation)
             except Exception as exc:
                 self._set(row, col, status=FAILED, items=[], **_error_of(exc))
                 return
-        error = field(generation, "error")
+        error = read_field(generation, "error")
         self._set(
             row,
             col,
-            status=field(generation, "status"),
-            generation_id=field(generation, "id"),
-            credits=field(generation, "credits_charged"),
+            status=read_field(generation, "status"),
+            generation_id=read_field(generation, "id"),
+            credits=read_field(generation, "credits_charged"),
             latency_s=_latency(generation, time.monotonic() - started),
-            error_code=field(error, "code"),
-            error_message=field(error, "message"),
+            error_code=read_field(error, "code"),
+            error_message=read_field(error, "message"),
             items=items,
         )
 
     async def _items(self, generation: Any) -> list[dict[str, Any]]:
-        if field(generation, "status") != COMPLETED:
+        if read_field(generation, "status") != COMPLETED:
             return []
         found = []
-        for index, output in enumerate(field(generation, "outputs") or []):
+        for index, output in enumerate(read_field(generation, "outputs") or []):
             path = await self.service.local_copy(output)
-            item = item_at(path, output, f"{field(generation, 'model')} #{index + 1}")
+            item = item_at(path, output, f"{read_field(generation, 'model')} #{index + 1}")
             self.register_media(item)
             found.append(item.describe())
         return found
@@ -483,7 +484,10 @@ def _error_of(exc: BaseException) -> dict[str, Any]:
 
 def _latency(generation: Any, watched: float) -> float:
     """Seconds from submit to the end, by the service's clock when it says (else ours)."""
-    created, completed = field(generation, "created_at"), field(generation, "completed_at")
+    created, completed = (
+        read_field(generation, "created_at"),
+        read_field(generation, "completed_at"),
+    )
     if isinstance(created, datetime) and isinstance(completed, datetime):
         return round((completed - created).total_seconds(), 3)
     return round(watched, 3)

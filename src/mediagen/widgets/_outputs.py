@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from mediagen.client._models import read_field
 from mediagen.widgets._media import MediaItem, make_item
-from mediagen.widgets._service import field
 
 
 def local_copy(output: Any) -> Path:
@@ -31,11 +31,11 @@ def item_at(path: str | Path, output: Any, label: str) -> MediaItem:
     """A playable item for ``output`` whose local copy is ``path`` (already fetched)."""
     return make_item(
         path,
-        field(output, "content_type"),
+        read_field(output, "content_type"),
         label=label,
-        width=field(output, "width"),
-        height=field(output, "height"),
-        duration_seconds=field(output, "duration_seconds"),
+        width=read_field(output, "width"),
+        height=read_field(output, "height"),
+        duration_seconds=read_field(output, "duration_seconds"),
     )
 
 

@@ -15,18 +15,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from mediagen.client._models import read_field
 from mediagen.widgets._catalog_view import as_dict
 
 KIND_RESOURCES = {"image": "images", "video": "videos", "audio": "audio"}
 TERMINAL = ("completed", "failed")
-
-
-def field(obj: Any, name: str, default: Any = None) -> Any:
-    if obj is None:
-        return default
-    if isinstance(obj, Mapping):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
 
 
 class Service:
@@ -181,12 +174,12 @@ class Service:
         uploaded = await self.aclient().uploads.upload(
             data, filename=name, content_type=content_type
         )
-        return str(field(uploaded, "asset_id") or uploaded)
+        return str(read_field(uploaded, "asset_id") or uploaded)
 
     async def local_copy(self, output: Any) -> Path:
         """The output's bytes on this machine (downloaded into the client's cache if needed)."""
         for name in ("local_path", "cached_path"):
-            value = field(output, name)
+            value = read_field(output, name)
             if callable(value):
                 value = value()
             if value and Path(value).is_file():  # noqa: ASYNC240 (one stat of a local file)

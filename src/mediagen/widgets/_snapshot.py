@@ -15,7 +15,7 @@ from typing import Any
 
 from mediagen import _html
 from mediagen._html import plural
-from mediagen.widgets._service import field
+from mediagen.client._models import read_field
 
 #: Keep a saved notebook small: the snapshot shows at most this many generations, each as a
 #: small thumbnail (video and audio are named, not embedded).
@@ -74,7 +74,7 @@ def generations_html(
     shown = generations[:SNAPSHOT_LIMIT]
     cards = "".join(
         _html.compact_generation_html(
-            g, settings.get(field(g, "id") or ""), thumbnail_px=SNAPSHOT_THUMBNAIL_PX
+            g, settings.get(read_field(g, "id") or ""), thumbnail_px=SNAPSHOT_THUMBNAIL_PX
         )
         for g in shown
     )

@@ -23,8 +23,9 @@ from typing import Any
 import ipywidgets
 
 from mediagen import MediagenError, _html
+from mediagen.client._models import read_field
 from mediagen.widgets import _tasks
-from mediagen.widgets._service import Service, field
+from mediagen.widgets._service import Service
 from mediagen.widgets._snapshot import StaticFallback, generations_html, plural, price_settings
 from mediagen.widgets.credits import CreditMeter
 from mediagen.widgets.estimate import LiveEstimate
@@ -100,9 +101,9 @@ class Studio(StaticFallback, ipywidgets.VBox):
     @property
     def generations(self) -> list[Any]:
         """Every generation the studio shows (job cards and gallery), newest first."""
-        found = {field(c.result, "id"): c.result for c in self.cards}
+        found = {read_field(c.result, "id"): c.result for c in self.cards}
         for generation in self.gallery.generations:
-            found.setdefault(field(generation, "id"), generation)
+            found.setdefault(read_field(generation, "id"), generation)
         return sorted(found.values(), key=_created, reverse=True)
 
     async def _start(self, reattach: bool, history: bool) -> None:
@@ -155,7 +156,7 @@ class Studio(StaticFallback, ipywidgets.VBox):
         A generation already shown (an idempotent replay of the same click) keeps its card.
         """
         for existing in self.cards:
-            if existing.generation.get("id") == field(generation, "id"):
+            if existing.generation.get("id") == read_field(generation, "id"):
                 return existing
         card = JobCard(
             self.service,
@@ -177,7 +178,7 @@ class Studio(StaticFallback, ipywidgets.VBox):
             self.gallery.add_with_outputs(generation, request=request),
             reporter=lambda exc: self.gallery.report(exc, context="Gallery"),
         )
-        if field(generation, "status") == "completed":
+        if read_field(generation, "status") == "completed":
             self.estimate.refresh()
 
     @property
@@ -208,12 +209,12 @@ class Studio(StaticFallback, ipywidgets.VBox):
 
     def snapshot_html(self) -> str:
         settings = self.gallery.settings()
-        settings.update({field(c.result, "id"): price_settings(c.request) for c in self.cards})
+        settings.update({read_field(c.result, "id"): price_settings(c.request) for c in self.cards})
         return generations_html(self.snapshot_text(), self.generations, settings)
 
 
 def _created(generation: Any) -> str:
-    created = field(generation, "created_at")
+    created = read_field(generation, "created_at")
     return created.isoformat() if hasattr(created, "isoformat") else str(created or "")
 
 

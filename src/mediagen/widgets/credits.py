@@ -14,9 +14,10 @@ from typing import Any
 import traitlets
 
 from mediagen._html import credits_text
+from mediagen.client._models import read_field
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
-from mediagen.widgets._service import Service, field
+from mediagen.widgets._service import Service
 from mediagen.widgets._snapshot import StaticFallback, plural
 
 
@@ -100,8 +101,8 @@ class CreditMeter(StaticFallback, MediagenWidget):
 
     def generation_finished(self, generation: Any) -> _tasks.Handle:
         """Count a finished generation's charge into the session once, then refresh."""
-        generation_id = field(generation, "id")
-        charged = field(generation, "credits_charged")
+        generation_id = read_field(generation, "id")
+        charged = read_field(generation, "credits_charged")
         if generation_id not in self._counted and charged is not None:
             self._counted.add(generation_id)
             self.session_spend = round(self.session_spend + float(charged), 2)

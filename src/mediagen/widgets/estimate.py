@@ -30,9 +30,10 @@ import traitlets
 from mediagen._html import credits_text
 from mediagen._local_price import local_price
 from mediagen.client import PaymentRequiredError
+from mediagen.client._models import read_field
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
-from mediagen.widgets._service import Service, field
+from mediagen.widgets._service import Service
 from mediagen.widgets._snapshot import StaticFallback
 from mediagen.widgets.credits import Balance
 from mediagen.widgets.form import RequestForm
@@ -260,7 +261,7 @@ class LiveEstimate(StaticFallback, MediagenWidget):
 
     @property
     def generation_id(self) -> str | None:
-        return field(self.last_generation, "id")
+        return read_field(self.last_generation, "id")
 
     def snapshot_text(self) -> str:
         price = self.estimate.get("credits_after_discount")

@@ -17,11 +17,12 @@ from typing import Any
 import traitlets
 
 from mediagen import _html
+from mediagen.client._models import read_field
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._media import MediaSource
 from mediagen.widgets._outputs import item_at
-from mediagen.widgets._service import Service, field
+from mediagen.widgets._service import Service
 from mediagen.widgets._snapshot import StaticFallback, generations_html, plural, price_settings
 from mediagen.widgets.job import generation_summary
 
@@ -31,10 +32,10 @@ def _made_settings(outputs: list[Any]) -> dict[str, Any]:
     if not outputs:
         return {}
     first = outputs[0]
-    width, height = field(first, "width"), field(first, "height")
+    width, height = read_field(first, "width"), read_field(first, "height")
     found: dict[str, Any] = {"size": f"{width}x{height}"} if width and height else {}
-    if field(first, "duration_seconds"):
-        found["duration_seconds"] = field(first, "duration_seconds")
+    if read_field(first, "duration_seconds"):
+        found["duration_seconds"] = read_field(first, "duration_seconds")
     return found
 
 
@@ -84,7 +85,7 @@ class Gallery(StaticFallback, MediaSource, MediagenWidget):
         """
         summary = generation_summary(generation)
         previous = self._all.get(summary["id"], {})
-        outputs = list(field(generation, "outputs") or [])
+        outputs = list(read_field(generation, "outputs") or [])
         items = []
         for index, (output, path) in enumerate(zip(outputs, paths, strict=False)):
             item = item_at(path, output, f"{summary['model']} #{index + 1}")
@@ -106,9 +107,9 @@ class Gallery(StaticFallback, MediaSource, MediagenWidget):
         self.add(generation, await self._local_copies(generation), request=request)
 
     async def _local_copies(self, generation: Any) -> list[Path]:
-        if self.service is None or field(generation, "status") != "completed":
+        if self.service is None or read_field(generation, "status") != "completed":
             return []
-        return [await self.service.local_copy(o) for o in field(generation, "outputs") or []]
+        return [await self.service.local_copy(o) for o in read_field(generation, "outputs") or []]
 
     def load_recent(self, limit: int = 100, **filters: Any) -> _tasks.Handle:
         """Fill the gallery from the service's history (newest first), in the background.
@@ -130,13 +131,13 @@ class Gallery(StaticFallback, MediaSource, MediagenWidget):
         requests = self.service.journal_requests()
         found = []
         for generation in await self.service.recent(limit=limit, **filters):
-            gid = field(generation, "id")
-            if gid in self._all and self._all[gid]["status"] == field(generation, "status"):
+            gid = read_field(generation, "id")
+            if gid in self._all and self._all[gid]["status"] == read_field(generation, "status"):
                 continue  # already shown (a job of this session)
             found.append((generation, await self._local_copies(generation)))
         with self.hold_trait_notifications():
             for generation, paths in found:
-                gid = field(generation, "id")
+                gid = read_field(generation, "id")
                 if gid not in self._all:  # a job of this session may have finished meanwhile
                     self.add(generation, paths, request=requests.get(gid), refilter=False)
             self._refilter()

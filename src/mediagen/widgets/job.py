@@ -19,11 +19,12 @@ from typing import Any
 import traitlets
 
 from mediagen import _html
+from mediagen.client._models import read_field
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._media import MediaItem, MediaSource
 from mediagen.widgets._outputs import item_at
-from mediagen.widgets._service import Service, field
+from mediagen.widgets._service import Service
 from mediagen.widgets._snapshot import StaticFallback, generations_html, price_settings
 
 Finished = Callable[[Any], None]
@@ -38,18 +39,18 @@ def _iso(value: Any) -> str | None:
 
 def generation_summary(generation: Any) -> dict[str, Any]:
     """The JSON-safe facts a card or the gallery shows about a generation."""
-    error = field(generation, "error")
+    error = read_field(generation, "error")
     return {
-        "id": field(generation, "id"),
-        "type": field(generation, "type"),
-        "model": field(generation, "model"),
-        "mode": field(generation, "mode"),
-        "status": field(generation, "status"),
-        "prompt": field(generation, "prompt") or "",
-        "created_at": _iso(field(generation, "created_at")),
-        "completed_at": _iso(field(generation, "completed_at")),
-        "credits_charged": field(generation, "credits_charged"),
-        "error": {"code": field(error, "code"), "message": field(error, "message")}
+        "id": read_field(generation, "id"),
+        "type": read_field(generation, "type"),
+        "model": read_field(generation, "model"),
+        "mode": read_field(generation, "mode"),
+        "status": read_field(generation, "status"),
+        "prompt": read_field(generation, "prompt") or "",
+        "created_at": _iso(read_field(generation, "created_at")),
+        "completed_at": _iso(read_field(generation, "completed_at")),
+        "credits_charged": read_field(generation, "credits_charged"),
+        "error": {"code": read_field(error, "code"), "message": read_field(error, "message")}
         if error
         else None,
     }
@@ -120,7 +121,7 @@ class JobCard(StaticFallback, MediaSource, MediagenWidget):
 
         generation = await self.service.wait(self.result, on_update=update)
         self.result = generation
-        if field(generation, "status") == "completed":
+        if read_field(generation, "status") == "completed":
             await self._load_outputs(generation)
         self.generation = {
             **generation_summary(generation),
@@ -133,7 +134,7 @@ class JobCard(StaticFallback, MediaSource, MediagenWidget):
 
     async def _load_outputs(self, generation: Any) -> None:
         items: list[MediaItem] = []
-        self.outputs = list(field(generation, "outputs") or [])
+        self.outputs = list(read_field(generation, "outputs") or [])
         for index, output in enumerate(self.outputs):
             path = await self.service.local_copy(output)
             item = item_at(path, output, f"{self.generation.get('model')} #{index + 1}")
@@ -142,9 +143,9 @@ class JobCard(StaticFallback, MediaSource, MediagenWidget):
         self.items = [
             {
                 **item.describe(),
-                "asset_id": field(output, "asset_id"),
+                "asset_id": read_field(output, "asset_id"),
                 # the name Save gives the file, so a download is called the same
-                "filename": Path(field(output, "filename") or item.path.name).name,
+                "filename": Path(read_field(output, "filename") or item.path.name).name,
             }
             for item, output in zip(items, self.outputs, strict=True)
         ]

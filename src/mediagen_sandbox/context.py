@@ -18,7 +18,7 @@ from pathlib import Path
 from . import accounts, ledger
 from .bodies import BodyParser
 from .config import ConfigHolder, RuntimeConfig
-from .fairness import OrgGates, OrgTurns, org_admission
+from .fairness import Door, OrgTurns
 from .jobs import JobRunner
 from .media.formats import RENDERING_PREFIX
 from .ratelimit import RateLimiter
@@ -60,7 +60,7 @@ class SandboxContext:
     admin_token: str
     bootstrap_key: str
     limiter: RateLimiter = field(default_factory=RateLimiter)
-    admission: OrgGates = field(default_factory=org_admission)
+    admission: Door = field(default_factory=Door)
     turns: OrgTurns = field(init=False)
     bodies: BodyParser = field(default_factory=BodyParser)
     rng: random.Random = field(default_factory=random.Random)

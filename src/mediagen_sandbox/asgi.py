@@ -32,7 +32,7 @@ from typing import Any
 from . import limits
 from .db.accounts import Caller, KeyState
 from .errors import body_too_large
-from .fairness import OrgGates
+from .fairness import Door
 
 log = logging.getLogger("mediagen_sandbox")
 
@@ -74,7 +74,7 @@ class OuterLayer:
         app: Callable,
         lookup_key: Callable[[str], tuple[str, Caller | None]],
         is_admin_token: Callable[[str], bool],
-        admission: OrgGates,
+        admission: Door,
     ) -> None:
         self.app = app
         self.lookup_key = lookup_key

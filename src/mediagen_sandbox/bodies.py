@@ -28,7 +28,7 @@ log = logging.getLogger("mediagen_sandbox")
 # A valid body is a few KB (prompts are at most 4,000 characters); parsing 32 KB of the worst
 # shape (unknown keys) holds the GIL about 0.3 ms.
 INLINE_BYTES = 32 * 1024
-PARSER_NICENESS = 5  # below the server and lone renders: large bodies are rare in honest use
+PARSER_NICENESS = 10  # well below the server and lone renders: honest bodies are small
 
 
 def body_params(model: type[BaseModel], raw: bytes) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from .bodies import BodyParser
 from .config import ConfigHolder, RuntimeConfig
 from .db import accounts, ledger
 from .db.store import Store
-from .fairness import OrgGates, OrgTurns, org_admission
+from .fairness import Door, OrgTurns
 from .jobs import JobRunner
 from .media.formats import RENDERING_PREFIX
 from .ratelimit import RateLimiter
@@ -61,8 +61,8 @@ class SandboxContext:
     admin_token: str
     bootstrap_key: str
     limiter: RateLimiter = field(default_factory=RateLimiter)
-    turns: OrgTurns = field(default_factory=OrgTurns)
-    admission: OrgGates = field(default_factory=org_admission)
+    admission: Door = field(default_factory=Door)
+    turns: OrgTurns = field(init=False)
     bodies: BodyParser = field(default_factory=BodyParser)
     rng: random.Random = field(default_factory=random.Random)
     base_url: str = "http://127.0.0.1:8765"
@@ -90,6 +90,9 @@ class SandboxContext:
             admin_token=admin_token,
             bootstrap_key=bootstrap_key,
         )
+
+    def __post_init__(self) -> None:
+        self.turns = OrgTurns(door=self.admission)
 
     def is_admin_token(self, token: str) -> bool:
         return hmac.compare_digest(token.encode(), self.admin_token.encode())

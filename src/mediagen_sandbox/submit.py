@@ -22,8 +22,9 @@ import json
 import secrets
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
 
 from . import catalog, faults
 from .context import SandboxContext
@@ -103,117 +104,172 @@ def _replay(ctx: SandboxContext, caller: Caller, key: str, digest: str) -> dict 
     return generation_json(gen, ctx.output_url, ctx.data_dir)
 
 
-def submit(
-    ctx: SandboxContext, caller: Caller, kind: str, params: dict, header_key: str | None
-) -> SubmitResult:
-    """``params``: the validated body without unset or null fields."""
-    key = _check_idempotency_key(header_key, params.pop("idempotency_key", None))
-    digest = request_hash(kind, params)
-    if key is not None:
-        original = _replay(ctx, caller, key, digest)
+@dataclass
+class _Draft:
+    """A submit in the making: what the request said and what each step found out."""
+
+    ctx: SandboxContext
+    caller: Caller
+    kind: str
+    params: dict
+    header_key: str | None
+    key: str | None = None
+    digest: str = ""
+    markers: faults.Markers = field(default_factory=faults.Markers)
+    validated: Any = None
+    org: Any = None
+    amount: int = 0
+    job: Job | None = None
+
+
+def _idempotency(d: _Draft) -> SubmitResult | None:
+    """The key's rules; a key used before returns the original generation, charged nothing."""
+    d.key = _check_idempotency_key(d.header_key, d.params.pop("idempotency_key", None))
+    d.digest = request_hash(d.kind, d.params)
+    if d.key is not None:
+        original = _replay(d.ctx, d.caller, d.key, d.digest)
         if original is not None:
             return SubmitResult(original, False)
+    return None
 
+
+def _fault_markers(d: _Draft) -> None:
     try:
-        markers = faults.parse_markers(params)
+        d.markers = faults.parse_markers(d.params)
     except faults.MarkerError as exc:
         raise field_error(["body", exc.field], str(exc), "fault_marker") from None
+
+
+def _model_rules(d: _Draft) -> None:
+    lookup = OrgLookup(d.ctx.store, d.caller.org_id)
     try:
-        validated = catalog.validate_submit(kind, dict(params), OrgLookup(ctx.store, caller.org_id))
+        d.validated = catalog.validate_submit(d.kind, dict(d.params), lookup)
     except catalog.ValidationFailed as exc:
         raise validation_error(str(exc), list(exc.details)) from None
 
-    model = catalog.get_model(validated.model_id) or {}
-    org = accounts.org(ctx.store, caller.org_id)
-    plans = model.get("plans")
-    if plans is not None and org["plan"] not in plans:
+
+def _plan(d: _Draft) -> None:
+    """403 when the organization's plan may not use the model."""
+    model_id = d.validated.model_id
+    d.org = accounts.org(d.ctx.store, d.caller.org_id)
+    plans = (catalog.get_model(model_id) or {}).get("plans")
+    if plans is not None and d.org["plan"] not in plans:
         raise forbidden(
-            f"The organization's plan {org['plan']!r} cannot use model {validated.model_id!r} "
+            f"The organization's plan {d.org['plan']!r} cannot use model {model_id!r} "
             f"(plans: {', '.join(plans)})."
         )
-    price = credits_after_discount(validated.list_credits, org["discount_percent"])
-    amount = to_cents(price)
 
-    cfg = ctx.config.current
+
+def _price(d: _Draft) -> None:
+    d.amount = to_cents(credits_after_discount(d.validated.list_credits, d.org["discount_percent"]))
+
+
+def _job(d: _Draft) -> None:
+    """The job to run once committed: its outcome, latency and output slots."""
+    ctx, validated, cfg = d.ctx, d.validated, d.ctx.config.current
     failure = faults.planned_failure(
-        markers,
+        d.markers,
         validated.planned_failure,
         validated.model_id,
         cfg.failure_rates,
         cfg.failure_code,
         ctx.rng,
     )
-    latency = faults.job_latency(kind, cfg.speed, markers, ctx.rng)
+    latency = faults.job_latency(d.kind, cfg.speed, d.markers, ctx.rng)
     generation_id = str(uuid.uuid4())
-    b64 = kind == "image" and params.get("response_format") == "b64_json"
-    slots = [
-        _slot(ctx, validated, spec, generation_id, i, b64)
-        for i, spec in enumerate(validated.outputs)
-    ]
-    job = Job(
+    b64 = d.kind == "image" and d.params.get("response_format") == "b64_json"
+    d.job = Job(
         generation_id=generation_id,
         due_at=time.time() + latency,
         specs=list(validated.outputs),
-        slots=slots,
+        slots=[
+            _slot(ctx, validated, spec, generation_id, i, b64)
+            for i, spec in enumerate(validated.outputs)
+        ],
         failure=failure,
         result_meta=validated.result_meta,
-        org_id=caller.org_id,
+        org_id=d.caller.org_id,
     )
-    prompt = params.get("prompt") or params.get("text") or ""
-    if not isinstance(prompt, str):
-        prompt = ""
 
-    with ctx.store.write() as conn:
-        raced = key is not None and idempotency.taken(conn, caller.org_id, key)
-        if not raced:
-            _check_funds(conn, caller, amount)
-            now = utcnow()
-            created_at = ctx.store.next_created_at(conn)
-            cycle = billing_cycle(now)
-            pending = generation_rows.NewGeneration(
-                id=generation_id,
-                org_id=caller.org_id,
-                member_id=caller.member_id,
-                key_id=caller.key_id,
-                type=kind,
-                model=validated.model_id,
-                mode=validated.mode,
-                prompt=prompt,
-                created_at=created_at,
-                credits_reserved=amount,
-                idempotency_key=key,
-                cycle=cycle,
-                job_json=job.to_json(),
-            )
-            generation_rows.insert_pending(conn, pending)
-            ledger.reserve(
-                conn, caller.org_id, caller.member_id, generation_id, amount, cycle, created_at
-            )
-            if key is not None:
-                idempotency.bind(conn, caller.org_id, key, digest, generation_id, created_at)
-    if raced:
+
+# In order; each step may raise the request's error or answer it (a replayed key).
+_STEPS = (_idempotency, _fault_markers, _model_rules, _plan, _price, _job)
+
+
+def submit(
+    ctx: SandboxContext, caller: Caller, kind: str, params: dict, header_key: str | None
+) -> SubmitResult:
+    """``params``: the validated body without unset or null fields."""
+    d = _Draft(ctx, caller, kind, params, header_key)
+    for step in _STEPS:
+        answered = step(d)
+        if answered is not None:
+            return answered
+    created_at = _commit(d)
+    if created_at is None:
         # Another request with this key committed between our first look and our transaction.
-        original = _replay(ctx, caller, key, digest)
-        return SubmitResult(original, False)
+        return SubmitResult(_replay(ctx, caller, d.key, d.digest), False)
+    ctx.runner.schedule(d.job)
+    drop = d.markers.drop or ctx.config.take("drop_next_submits")
+    return SubmitResult(_pending(d, created_at), drop)
 
-    ctx.runner.schedule(job)
-    generation = {
-        "id": generation_id,
-        "type": kind,
+
+def _prompt(params: dict) -> str:
+    prompt = params.get("prompt") or params.get("text") or ""
+    return prompt if isinstance(prompt, str) else ""
+
+
+def _commit(d: _Draft) -> str | None:
+    """One transaction: funds checked, generation, reservation and idempotency record
+    written. Returns the generation's created_at, or None when the key was used meanwhile."""
+    caller, key, job = d.caller, d.key, d.job
+    with d.ctx.store.write() as conn:
+        if key is not None and idempotency.taken(conn, caller.org_id, key):
+            return None
+        _check_funds(conn, caller, d.amount)
+        created_at = d.ctx.store.next_created_at(conn)
+        cycle = billing_cycle(utcnow())
+        pending = generation_rows.NewGeneration(
+            id=job.generation_id,
+            org_id=caller.org_id,
+            member_id=caller.member_id,
+            key_id=caller.key_id,
+            type=d.kind,
+            model=d.validated.model_id,
+            mode=d.validated.mode,
+            prompt=_prompt(d.params),
+            created_at=created_at,
+            credits_reserved=d.amount,
+            idempotency_key=key,
+            cycle=cycle,
+            job_json=job.to_json(),
+        )
+        generation_rows.insert_pending(conn, pending)
+        ledger.reserve(
+            conn, caller.org_id, caller.member_id, job.generation_id, d.amount, cycle, created_at
+        )
+        if key is not None:
+            idempotency.bind(conn, caller.org_id, key, d.digest, job.generation_id, created_at)
+    return created_at
+
+
+def _pending(d: _Draft, created_at: str) -> dict:
+    """The new generation as the submit answers it."""
+    return {
+        "id": d.job.generation_id,
+        "type": d.kind,
         "status": "pending",
-        "model": validated.model_id,
-        "prompt": prompt,
+        "model": d.validated.model_id,
+        "prompt": _prompt(d.params),
         "created_at": created_at,
         "completed_at": None,
         "credits_charged": None,
         "error": None,
-        "idempotency_key": key,
+        "idempotency_key": d.key,
         "outputs": [],
-        "mode": validated.mode,
+        "mode": d.validated.mode,
         "result_meta": None,
     }
-    drop = markers.drop or ctx.config.take("drop_next_submits")
-    return SubmitResult(generation, drop)
 
 
 def _check_funds(conn, caller: Caller, amount: int) -> None:

@@ -169,3 +169,37 @@ def test_a_backlog_renders_at_the_lowest_priority_and_a_lone_job_at_normal(tmp_p
             assert statuses.count("pending") >= 2, statuses
         lone = [c for c in server.children() if c.nice() == FOREGROUND_NICENESS]
         assert lone, "no render worker at normal priority"
+
+
+def _answers_in(flood: _Flood, seconds: float) -> int:
+    """How many answers the flood got in a window of ``seconds`` (a measurement, not a wait
+    for something to happen)."""
+    before = flood.answers
+    time.sleep(seconds)
+    return flood.answers - before
+
+
+@pytest.mark.slow
+def test_a_backlogged_organization_gets_about_half_the_server_while_another_works(tmp_path):
+    with running_sandbox(data_dir=tmp_path / "data") as sandbox:  # no one else working
+        _share_while_another_works(sandbox)
+
+
+def _share_while_another_works(sandbox) -> None:
+    flooder, other = sandbox.new_tenant(), sandbox.new_tenant()
+    sandbox.admin.seed_generations(flooder.member_id, 100, org_id=flooder.org_id)
+    # Full history pages: work for the server (a query, 100 generations of JSON), cheap to ask
+    # for, so the flood is held back by the server rather than by the test's own threads.
+    page = _request("GET", "/v1/generations?limit=100", flooder.api_key)
+    no_limit = {"rate_limit_per_second": 1e6, "rate_limit_burst": 10**6}
+    with sandbox.admin.config_changed(**no_limit), _Flood(sandbox.base_url, page, 8) as flood:
+        alone = _answers_in(flood, 2.0)
+        working = threading.Thread(
+            target=_median_latency, args=(sandbox.base_url, other.api_key, 400)
+        )
+        working.start()
+        try:
+            shared = _answers_in(flood, 2.0)
+        finally:
+            working.join(60)
+    assert shared <= 0.75 * alone, (shared, alone)

@@ -36,7 +36,7 @@ from ..submit import credits_after_discount, submit
 from ..units import billing_cycle, cycle_reset_at, parse_iso, to_credits, utcnow
 from .deps import authenticate
 from .parsing import body_doc, parse_query, query_doc, read_json
-from .responses import json_response
+from .responses import encoded_response, json_bytes, json_response
 
 router = APIRouter(prefix="/v1")
 
@@ -169,19 +169,22 @@ async def get_generations(request: Request):
             rows.decode_cursor(q.after)
         except ValueError as exc:
             raise field_error(["query", "after"], str(exc), "cursor_invalid") from None
-    return json_response(await ctx.turns.run(who.org_id, _page, ctx, who, q))
+    return encoded_response(await ctx.turns.run(who.org_id, _page, ctx, who, q))
 
 
-def _page(ctx: SandboxContext, who: Caller, q: ListQuery) -> dict:
+def _page(ctx: SandboxContext, who: Caller, q: ListQuery) -> bytes:
+    """The page, encoded (in the organization's turn, like the query)."""
     filters = {"status": q.status, "type": q.type, "model": q.model}
     found, next_cursor = rows.page(
         ctx.store, who.member_id, q.limit, q.after, filters, q.created_after
     )
-    return {
-        "data": [generation_json(r, ctx.output_url, ctx.data_dir) for r in found],
-        "next_cursor": next_cursor,
-        "has_more": next_cursor is not None,
-    }
+    return json_bytes(
+        {
+            "data": [generation_json(r, ctx.output_url, ctx.data_dir) for r in found],
+            "next_cursor": next_cursor,
+            "has_more": next_cursor is not None,
+        }
+    )
 
 
 class ModelsQuery(BaseModel):

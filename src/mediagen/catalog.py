@@ -379,7 +379,7 @@ class Catalog:
         out: list[dict[str, Any]] = []
         for rule in self.rules:
             out.extend(rule_problems(rule, request, defaults))
-        out.extend(_reference_name_problems(request, defaults))
+        out.extend(reference_name_problems(request, defaults))
         return out
 
     # --- pricing --------------------------------------------------------------------------
@@ -613,10 +613,11 @@ def rule_problems(
     return check(rule, request, defaults or {}) if check is not None else []
 
 
-def _reference_name_problems(
+def reference_name_problems(
     request: Mapping[str, Any], defaults: Mapping[str, Any]
 ) -> list[dict[str, Any]]:
-    """Aliases in ``reference_names`` name references that are given, one alias each."""
+    """Aliases in ``reference_names`` name references that are given, one alias each (a
+    cross-field check like a rule: ``Catalog.validate`` and the studio's form both ask here)."""
     names = request.get("reference_names")
     if not isinstance(names, Mapping):
         return []

@@ -9,8 +9,10 @@ what a person types into a form (a number as text, JSON as text, broken JSON). T
 in the request the form sends (``build_request``).
 
 Cross-field rules are taken out of the entries here: the form shows them apart (``"_form"``)
-and both ask ``rule_problems`` for them. ``reference_names`` aliases are matched against the
-references given, a cross-field check the form leaves to the client's local checks.
+and both ask ``rule_problems`` for them. The one cross-field check left, ``reference_names``
+aliases matched against the references given, the form also shows apart: it must say so
+exactly when ``Catalog.validate`` names a ``reference_names.<references>`` entry. With the
+rules in, the form blocks a request exactly when ``Catalog.validate`` refuses it.
 """
 
 from __future__ import annotations
@@ -75,27 +77,53 @@ def _samples(entry: dict, mode: dict, name: str, example: dict) -> list[Any]:
     return found
 
 
-def _flagged_by_validate(catalog: Catalog, request: dict) -> set[str]:
-    return {
-        str(p["loc"][1])
-        for p in catalog.validate(request, kind=catalog.type)
-        if len(p["loc"]) > 1 and "." not in str(p["loc"][1])
-    }
+def _disagreements(entry: dict, mode_id: str, verdict) -> tuple[int, list[str]]:
+    """(requests judged, where ``verdict(form issues, validate's problems)`` is False)."""
+    catalog = Catalog(entry)
+    mode = catalog.mode(mode_id)
+    example = _example(entry, mode)
+    checked, found = 0, []
+    for name in form.mode_fields(mode):
+        for value in _samples(entry, mode, name, example):
+            values = {**example, name: value}
+            shown = form.check(entry, mode_id, values)
+            refused = catalog.validate(form.build_request(entry, mode_id, values), catalog.type)
+            checked += 1
+            if not verdict(shown, refused):
+                found.append(f"{name}={value!r}: form {shown}, validate {refused}")
+    return checked, found
+
+
+def _same_fields(shown: dict, refused: list[dict]) -> bool:
+    """The form flags the fields ``validate`` names (``"_form"``: aliases naming no reference)."""
+    named = {"_form" if "." in str(p["loc"][1]) else str(p["loc"][1]) for p in refused}
+    return set(shown) == named
 
 
 @pytest.mark.parametrize(("model", "mode_id"), MODES, ids=[f"{m}/{d}" for m, d in MODES])
 def test_the_form_flags_a_field_exactly_when_the_catalog_refuses_its_value(model, mode_id):
-    entry = _without_rules(ENTRIES[model])
-    catalog = Catalog(entry)
-    mode = catalog.mode(mode_id)
-    example = _example(entry, mode)
-    checked, disagreements = 0, []
-    for name in form.mode_fields(mode):
-        for value in _samples(entry, mode, name, example):
-            values = {**example, name: value}
-            shown = set(form.check(entry, mode_id, values)) - {"_form"}
-            refused = _flagged_by_validate(catalog, form.build_request(entry, mode_id, values))
-            checked += 1
-            if shown != refused:
-                disagreements.append(f"{name}={value!r}: form {shown}, validate {refused}")
+    checked, disagreements = _disagreements(_without_rules(ENTRIES[model]), mode_id, _same_fields)
     assert not disagreements, f"{len(disagreements)} of {checked}:\n" + "\n".join(disagreements)
+
+
+@pytest.mark.parametrize(("model", "mode_id"), MODES, ids=[f"{m}/{d}" for m, d in MODES])
+def test_with_its_rules_the_form_blocks_a_request_exactly_when_the_catalog_refuses_it(
+    model, mode_id
+):
+    checked, disagreements = _disagreements(
+        ENTRIES[model], mode_id, lambda shown, refused: bool(shown) == bool(refused)
+    )
+    assert not disagreements, f"{len(disagreements)} of {checked}:\n" + "\n".join(disagreements)
+
+
+def test_aliases_must_match_the_references_and_a_misshapen_value_is_reported_alone():
+    entry = ENTRIES["vidra-2"]
+    example = _example(entry, Catalog(entry).mode("reference_to_video"))
+    three_names = {**example, "reference_names": {"reference_images": ["a", "b", "c"]}}
+    assert form.check(entry, "reference_to_video", three_names) == {
+        "_form": "Reference names: one name per reference: 1 reference_images, 3 names"
+    }
+    # one id where a list belongs: the shape is the problem, not the count of names it causes
+    assert form.check(entry, "reference_to_video", {**three_names, "reference_images": "a"}) == {
+        "reference_images": "Reference images must be a list of strings"
+    }

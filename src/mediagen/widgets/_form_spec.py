@@ -13,7 +13,13 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from mediagen.catalog import ALWAYS_ACCEPTED, JSON_TYPES, Catalog, rule_problems
+from mediagen.catalog import (
+    ALWAYS_ACCEPTED,
+    JSON_TYPES,
+    Catalog,
+    reference_name_problems,
+    rule_problems,
+)
 
 LONG_TEXT_FIELDS = {"prompt", "text", "lyrics", "negative_prompt", "previous_text", "next_text"}
 #: Fields most requests set, shown up front even when a mode's example leaves them out.
@@ -259,18 +265,20 @@ def check(
 
     The form judges only what the typed text is (a number, JSON) and whether a required field
     is filled; every other verdict, on values and rules, is the catalog's, worded here with
-    the fields' labels.
+    the fields' labels. As in ``Catalog.validate`` (and the service), a value of the wrong
+    shape is reported alone, without the rule problems it would cause.
     """
     mode = mode_of(entry, mode_id)
     catalog = Catalog(entry)
     specs = {s["name"]: s for s in field_specs(entry, mode_id, values)}
     issues: dict[str, str] = {}
     parsed: dict[str, Any] = {}
+    misshapen = False
     for name, spec in specs.items():
         try:
             value = coerce(spec, values.get(name))
         except (TypeError, ValueError) as exc:
-            issues[name] = f"{spec['label']} {exc}"
+            issues[name], misshapen = f"{spec['label']} {exc}", True
             continue
         if value is None:
             if spec["required"]:
@@ -282,12 +290,25 @@ def check(
         problems = catalog.value_problems(name, value, mode["id"], tier)
         if problems:
             issues[name] = _word(specs[name]["label"], value, problems[0])
+            misshapen = misshapen or problems[0]["type"] == "type_error"
+    message = None if misshapen else _cross_field_issue(entry, parsed, specs, mode)
+    return issues | ({"_form": message} if message else {})
+
+
+def _cross_field_issue(
+    entry: Mapping[str, Any],
+    parsed: Mapping[str, Any],
+    specs: Mapping[str, Any],
+    mode: Mapping[str, Any],
+) -> str | None:
+    """The first cross-field problem (a rule of the entry, aliases naming no reference)."""
     defaults = dict(mode.get("defaults") or {})
     for rule in entry.get("rules") or []:
         message = _check_rule(rule, parsed, specs, defaults)
         if message:
-            issues.setdefault("_form", message)
-    return issues
+            return message
+    unmatched = reference_name_problems(parsed, defaults)
+    return f"{_label('reference_names')}: {unmatched[0]['msg']}" if unmatched else None
 
 
 #: How the form words each of the catalog's value verdicts (``ctx`` fills the blanks).

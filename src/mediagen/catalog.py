@@ -33,6 +33,21 @@ def _problem(field: str, msg: str, kind: str) -> dict[str, Any]:
     return {"loc": _loc(field), "msg": msg, "type": kind}
 
 
+def _detail(problem: Mapping[str, Any]) -> dict[str, Any]:
+    """A problem as the service's 422 lists it (``loc``, ``msg``, ``type``; no ``ctx``)."""
+    return {"loc": problem["loc"], "msg": problem["msg"], "type": problem["type"]}
+
+
+def _key(value: Any) -> str:
+    """How the service compares a value with an allowed one (``5.0`` is ``5``, ``True`` is
+    ``true``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def _present(request: Mapping[str, Any], name: str) -> bool:
     value = request.get(name)
     return value is not None and value != [] and value != ""
@@ -173,12 +188,12 @@ class Catalog:
             by_tier = rule["by_tier"] or {}
             if tier is None:
                 tier = (mode.get("defaults") or {}).get("tier")
-            if tier is None or tier not in by_tier:
+            if tier is None or _key(tier) not in by_tier:
                 merged: list[Any] = []
                 for values in by_tier.values():
                     merged.extend(v for v in values if v not in merged)
                 return merged
-            return list(by_tier[tier])
+            return list(by_tier[_key(tier)])
         if isinstance(rule, list):
             return list(rule)
         enum = self.parameter(field).get("enum")
@@ -261,13 +276,13 @@ class Catalog:
                     )
                 )
         defaults = dict(mode.get("defaults") or {})
-        tier = request.get("tier") or defaults.get("tier")
+        tier = self.tier_for(request, mode_name)
         for name, value in request.items():
             if value is None or name in ("model", "mode", "idempotency_key"):
                 continue
             if name not in accepted:
                 continue
-            problems.extend(self._check_value(name, value, mode, tier))
+            problems.extend(map(_detail, self.value_problems(name, value, mode_name, tier)))
         # The service checks shapes (types) before anything else and stops there; so do we, so
         # a wrong type is reported alone rather than with rule problems it would cause.
         type_errors = [p for p in problems if p["type"] == "type_error"]
@@ -276,61 +291,85 @@ class Catalog:
         problems.extend(self._check_rules(request, defaults))
         return problems
 
-    def _check_value(
-        self, name: str, value: Any, mode: Mapping[str, Any], tier: str | None
+    def tier_for(self, request: Mapping[str, Any], mode_id: str | None = None) -> Any:
+        """The tier a request runs at, which tier-dependent allowed values follow: its
+        ``tier`` (or ``resolution``, where a model names its tier so) over the mode's default,
+        as the service reads it."""
+        given = {k: v for k, v in request.items() if v is not None}
+        values = {**self.defaults(mode_id), **given}
+        return values.get("tier", values.get("resolution"))
+
+    def value_problems(
+        self, name: str, value: Any, mode_id: str | None = None, tier: Any = None
     ) -> list[dict[str, Any]]:
-        """One field's problems: its type first (alone), then each check of ``_VALUE_CHECKS``."""
+        """One field value's problems in a mode, at a tier (``tier_for``): its type first
+        (alone), then each check of ``_VALUE_CHECKS``.
+
+        The one place a value is judged on the client: ``validate`` (the client's local checks,
+        batches, the magics) and the studio's form both ask here. Each problem is a 422 detail
+        plus ``ctx``, what the value was held against (pydantic's names: ``ge``, ``le``,
+        ``multiple_of``, ``max_length``, ``actual_length``; ``allowed`` and the ``tier`` it
+        follows), so a caller words the verdict without judging again; ``validate`` leaves
+        ``ctx`` out, as the service does.
+        """
+        mode = self.mode(mode_id)
         type_error = _type_problem(self.parameter(name).get("type"), value)
         if type_error:
-            return [_problem(name, type_error, "type_error")]
+            return [{**_problem(name, type_error, "type_error"), "ctx": {}}]
         found = (check(self, name, value, mode, tier) for check in _VALUE_CHECKS)
-        return [_problem(name, msg, kind) for problems in found for msg, kind in problems]
+        return [
+            {**_problem(name, msg, kind), "ctx": ctx}
+            for problems in found
+            for msg, kind, ctx in problems
+        ]
 
-    def _length_problems(self, name: str, value: Any, mode: Mapping, tier: str | None) -> list:
+    def _length_problems(self, name: str, value: Any, mode: Mapping, tier: Any) -> list:
         max_length = self.parameter(name).get("max_length")
         if isinstance(value, str) and max_length is not None and len(value) > max_length:
-            return [(f"at most {max_length} characters", "string_too_long")]
+            ctx = {"max_length": max_length, "actual_length": len(value)}
+            return [(f"at most {max_length} characters", "string_too_long", ctx)]
         return []
 
-    def _allowed_problems(self, name: str, value: Any, mode: Mapping, tier: str | None) -> list:
+    def _allowed_problems(self, name: str, value: Any, mode: Mapping, tier: Any) -> list:
         if self.parameter(name).get("type") == "voice" or isinstance(value, (list, dict)):
             return []
         by_tier = _by_tier(mode, name)
-        if by_tier and tier not in mode["allowed"][name]["by_tier"]:
+        if by_tier and _key(tier) not in map(_key, mode["allowed"][name]["by_tier"]):
             return []  # an unknown tier is reported once, on the tier itself
         allowed = self.allowed(name, mode.get("id"), tier)
-        if allowed is None or value in allowed:
+        if allowed is None or _key(value) in map(_key, allowed):
             return []
         where = f" for tier {tier}" if by_tier else ""
-        return [(f"must be one of {_fmt(allowed)}{where}", "value_not_allowed")]
+        ctx = {"allowed": allowed, "tier": tier if by_tier else None}
+        return [(f"must be one of {_fmt(allowed)}{where}", "value_not_allowed", ctx)]
 
-    def _voice_problems(self, name: str, value: Any, mode: Mapping, tier: str | None) -> list:
+    def _voice_problems(self, name: str, value: Any, mode: Mapping, tier: Any) -> list:
         if self.parameter(name).get("type") != "voice" or not self.voices:
             return []
         if value in {v.get("name") for v in self.voices} | {v.get("id") for v in self.voices}:
             return []
-        return [
-            (f"unknown voice; one of {_fmt(v.get('name') for v in self.voices)}", "unknown_voice")
-        ]
+        names = [v.get("name") for v in self.voices]
+        return [(f"unknown voice; one of {_fmt(names)}", "unknown_voice", {"allowed": names})]
 
-    def _number_problems(self, name: str, value: Any, mode: Mapping, tier: str | None) -> list:
+    def _number_problems(self, name: str, value: Any, mode: Mapping, tier: Any) -> list:
         if not _is_number(value):
             return []
         low, high = self.range(name, mode.get("id"))
         step = self.parameter(name).get("multiple_of")
         out = []
         if low is not None and value < low:
-            out.append((f"must be >= {low}", "greater_than_equal"))
+            out.append((f"must be >= {low}", "greater_than_equal", {"ge": low}))
         if high is not None and value > high:
-            out.append((f"must be <= {high}", "less_than_equal"))
+            out.append((f"must be <= {high}", "less_than_equal", {"le": high}))
         if step and value % step:
-            out.append((f"must be a multiple of {step}", "multiple_of"))
+            out.append((f"must be a multiple of {step}", "multiple_of", {"multiple_of": step}))
         return out
 
-    def _count_problems(self, name: str, value: Any, mode: Mapping, tier: str | None) -> list:
+    def _count_problems(self, name: str, value: Any, mode: Mapping, tier: Any) -> list:
         limit = (mode.get("max_counts") or {}).get(name)
         if limit is not None and isinstance(value, list) and len(value) > limit:
-            return [(f"at most {limit} items (got {len(value)})", "too_long")]
+            ctx = {"max_length": limit, "actual_length": len(value)}
+            return [(f"at most {limit} items (got {len(value)})", "too_long", ctx)]
         return []
 
     def _check_rules(
@@ -340,7 +379,7 @@ class Catalog:
         out: list[dict[str, Any]] = []
         for rule in self.rules:
             out.extend(rule_problems(rule, request, defaults))
-        out.extend(_reference_name_problems(request, defaults))
+        out.extend(reference_name_problems(request, defaults))
         return out
 
     # --- pricing --------------------------------------------------------------------------
@@ -478,6 +517,7 @@ _TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "number": (_is_number, "must be a number"),
     "boolean": (lambda v: isinstance(v, bool), "must be true or false"),
     "asset": (lambda v: isinstance(v, str), "must be an asset id (a string)"),
+    "voice": (lambda v: isinstance(v, str), "must be a voice name (a string)"),
     "asset_list": (_is_strings, "must be a list of strings"),
     "string_list": (_is_strings, "must be a list of strings"),
     "array": (lambda v: isinstance(v, list), "must be a list of objects"),
@@ -573,10 +613,11 @@ def rule_problems(
     return check(rule, request, defaults or {}) if check is not None else []
 
 
-def _reference_name_problems(
+def reference_name_problems(
     request: Mapping[str, Any], defaults: Mapping[str, Any]
 ) -> list[dict[str, Any]]:
-    """Aliases in ``reference_names`` name references that are given, one alias each."""
+    """Aliases in ``reference_names`` name references that are given, one alias each (a
+    cross-field check like a rule: ``Catalog.validate`` and the studio's form both ask here)."""
     names = request.get("reference_names")
     if not isinstance(names, Mapping):
         return []

@@ -2,9 +2,10 @@
 
 For every model and mode of the sandbox's catalog, requests are generated from the catalog
 entry itself: the ready-to-send example, then one mutation per rule the entry states (a
-required field dropped, a value outside the allowed list, a number past its range, a list past
-its count, a field of another mode, and each cross-field rule broken). Each request is judged
-twice: locally by ``mediagen.catalog.Catalog.validate`` and for real by a submit to the sandbox.
+required field dropped, a value outside the allowed list, a number past its range, a number off
+its step, text past its length, a list past its count, a field of another mode, and each
+cross-field rule broken). Each request is judged twice: locally by
+``mediagen.catalog.Catalog.validate`` and for real by a submit to the sandbox.
 The verdicts must match: accepted locally iff accepted by the service, and the same fields named.
 
 The only checks the client cannot make are the ones that need the organization's data (does an
@@ -109,6 +110,8 @@ def _mutations(entry: dict, mode: dict) -> Iterator[tuple[str, dict]]:
         one = _valid_value(entry, mode, name, example)
         item = one[0] if isinstance(one, list) and one else one
         yield f"{name} over count", {**example, name: [item] * (limit + 1)}
+    for name in sorted(fields - ALWAYS):
+        yield from _bound_mutations(entry, mode, name, example)
     for name in sorted(fields & set(example) - ALWAYS):
         value = example[name]
         wrong = 12345 if isinstance(value, (str, list, dict)) else "twelve"
@@ -136,6 +139,25 @@ def _mutations(entry: dict, mode: dict) -> Iterator[tuple[str, dict]]:
             if all(k in fields for k in when):
                 body = {**example, **when, rule["field"]: rule["maximum"] + 1}
                 yield f"rule {i} {kind}", body
+
+
+def _bound_mutations(
+    entry: dict, mode: dict, name: str, example: dict
+) -> Iterator[tuple[str, dict]]:
+    """A field's own bounds broken: past the range its parameter and mode give, off its step,
+    one character over its length."""
+    schema = (entry.get("parameters") or {}).get(name) or {}
+    low, high = Catalog(entry).range(name, mode["id"])
+    if high is not None:
+        yield f"{name} past its maximum", {**example, name: high + 1}
+    if low is not None:
+        yield f"{name} under its minimum", {**example, name: low - 1}
+    step = schema.get("multiple_of")
+    if step:
+        off = (low or 0) + step + (step // 2 if isinstance(step, int) else step / 2)
+        yield f"{name} off its step", {**example, name: off}
+    if schema.get("max_length"):
+        yield f"{name} too long", {**example, name: "x" * (schema["max_length"] + 1)}
 
 
 def _service_verdict(http: httpx.Client, kind: str, body: dict) -> set[str] | None:

@@ -111,3 +111,15 @@ def test_request_coerces_values_and_leaves_out_empty_fields():
     }
     # single-mode models leave `mode` out
     assert spec.build_request(SPEECH, None, {"text": "hi"}) == {"model": "voxa-1", "text": "hi"}
+
+
+def test_the_catalog_judges_shapes_and_the_form_words_them_with_the_label():
+    values = {"prompt": "x", "keyframes": '{"image": "asset_1"}', "tier": "720p"}
+    assert spec.check(VIDEO, "text_to_video", values) == {
+        "keyframes": "Keyframes must be a list of objects"
+    }
+    # a voice is known by its id as well as its name, as the service knows it
+    assert spec.check(SPEECH, None, {"text": "hi", "voice_name": "voice_bo"}) == {}
+    assert spec.check(SPEECH, None, {"text": "hi", "voice_name": "Cy"}) == {
+        "voice_name": "Voice name 'Cy' is not available (allowed: Aria, Bo)"
+    }

@@ -3,8 +3,11 @@
 The catalog is the source of truth (docs/wire-contract.md, "Model catalog entry"): a mode lists
 ``required`` and ``optional`` fields, ``allowed`` values (a list or ``{"by_tier": ...}``),
 ``ranges``, ``defaults`` and ``max_counts``; ``parameters`` gives each field's type and bounds;
-``rules`` add cross-field checks. Nothing here does I/O, so every rule is unit-testable and the
-form widget only renders what these functions return.
+``rules`` add cross-field checks. The verdicts on values and rules are ``mediagen.catalog``'s
+(the same that ``Catalog.validate`` gives the client's local checks and batches); this
+module reads what the user typed, lays out the controls and words each verdict with the field's
+label. Nothing here does I/O, so all of it is unit-testable and the form widget only renders
+what these functions return.
 """
 
 from __future__ import annotations
@@ -13,10 +16,15 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from mediagen.catalog import ALWAYS_ACCEPTED, JSON_TYPES, rule_problems
+from mediagen.catalog import (
+    ALWAYS_ACCEPTED,
+    JSON_TYPES,
+    Catalog,
+    reference_name_problems,
+    rule_problems,
+)
 
 LONG_TEXT_FIELDS = {"prompt", "text", "lyrics", "negative_prompt", "previous_text", "next_text"}
-TIER_FIELDS = ("tier", "resolution")
 #: Fields most requests set, shown up front even when a mode's example leaves them out.
 COMMON_FIELDS = {
     "prompt",
@@ -26,7 +34,8 @@ COMMON_FIELDS = {
     "duration_seconds",
     "quality",
     "size",
-    *TIER_FIELDS,
+    "tier",
+    "resolution",
 }
 
 
@@ -107,43 +116,6 @@ def start_values(
     return values
 
 
-def current_tier(mode: Mapping[str, Any], values: Mapping[str, Any]) -> str | None:
-    for name in TIER_FIELDS:
-        value = values.get(name, (mode.get("defaults") or {}).get(name))
-        if value not in (None, ""):
-            return str(value)
-    return None
-
-
-def allowed_values(
-    mode: Mapping[str, Any], parameter: Mapping[str, Any], name: str, tier: str | None
-) -> list[Any] | None:
-    """The values a field may take now (following the tier), or None when it is free."""
-    allowed = (mode.get("allowed") or {}).get(name)
-    if isinstance(allowed, Mapping) and "by_tier" in allowed:
-        by_tier = allowed["by_tier"]
-        if tier is not None and tier in by_tier:
-            return list(by_tier[tier])
-        merged: list[Any] = []
-        for values in by_tier.values():
-            merged += [v for v in values if v not in merged]
-        return merged
-    if isinstance(allowed, list):
-        return list(allowed)
-    if parameter.get("enum"):
-        return list(parameter["enum"])
-    return None
-
-
-def bounds(
-    mode: Mapping[str, Any], parameter: Mapping[str, Any], name: str
-) -> tuple[float | None, float | None]:
-    narrowed = (mode.get("ranges") or {}).get(name) or {}
-    lo = narrowed.get("minimum", parameter.get("minimum"))
-    hi = narrowed.get("maximum", parameter.get("maximum"))
-    return lo, hi
-
-
 def _label(name: str) -> str:
     return name.replace("_", " ").capitalize()
 
@@ -156,7 +128,7 @@ def field_specs(
     parameters = entry.get("parameters") or {}
     required = set(mode.get("required") or [])
     defaults = mode.get("defaults") or {}
-    tier = current_tier(mode, values)
+    tier = Catalog(entry).tier_for(_chosen(values), mode["id"])
     main = main_fields(entry, mode)
     specs = []
     for name in sorted(mode_fields(mode), key=lambda n: n not in main):  # stable: main first
@@ -171,40 +143,54 @@ def field_specs(
             "help": parameter.get("description") or "",
             "advanced": name not in main,
         }
-        choices = allowed_values(mode, parameter, name, tier)
-        if kind == "voice":
-            voices = entry.get("voices") or []
-            spec["control"] = "select"
-            spec["options"] = [
-                {"value": v.get("name") or v.get("id"), "label": _voice_label(v)} for v in voices
-            ]
-        elif kind in ("asset", "asset_list"):
-            spec["control"] = "reference"
-            spec["media"] = parameter.get("media", "image")
-            spec["multiple"] = kind == "asset_list"
-            spec["max_count"] = (mode.get("max_counts") or {}).get(name)
-        elif choices is not None:
-            spec["control"] = "select"
-            spec["options"] = [{"value": v, "label": _choice_label(v)} for v in choices]
-        elif kind == "boolean":
-            spec["control"] = "toggle"
-        elif kind in ("integer", "number"):
-            spec["control"] = "number"
-            spec["minimum"], spec["maximum"] = bounds(mode, parameter, name)
-            spec["step"] = parameter.get("multiple_of") or (1 if kind == "integer" else "any")
-        elif kind == "string_list":
-            spec["control"] = "list"
-        elif kind in JSON_TYPES:
-            spec["control"] = "json"
-        elif name in LONG_TEXT_FIELDS or (parameter.get("max_length") or 0) > 300:
-            spec["control"] = "textarea"
-            spec["max_length"] = parameter.get("max_length")
-        else:
-            spec["control"] = "text"
-            spec["max_length"] = parameter.get("max_length")
+        spec.update(_control(entry, mode, name, tier))
         specs.append(spec)
     _merge_alternatives(entry, specs)
     return specs
+
+
+def _control(
+    entry: Mapping[str, Any], mode: Mapping[str, Any], name: str, tier: Any
+) -> dict[str, Any]:
+    """How a field is asked for: its control and what the control needs (choices at the
+    current tier, bounds and step, a reference's media, a text's length), from the catalog."""
+    catalog = Catalog(entry)
+    parameter = catalog.parameter(name)
+    kind = parameter.get("type", "string")
+    if kind == "voice":
+        options = [
+            {"value": v.get("name") or v.get("id"), "label": _voice_label(v)}
+            for v in catalog.voices
+        ]
+        return {"control": "select", "options": options}
+    if kind in ("asset", "asset_list"):
+        return {
+            "control": "reference",
+            "media": parameter.get("media", "image"),
+            "multiple": kind == "asset_list",
+            "max_count": catalog.max_counts(mode["id"]).get(name),
+        }
+    choices = catalog.allowed(name, mode["id"], tier)
+    if choices is not None:
+        return {
+            "control": "select",
+            "options": [{"value": v, "label": _choice_label(v)} for v in choices],
+        }
+    if kind == "boolean":
+        return {"control": "toggle"}
+    if kind in ("integer", "number"):
+        minimum, maximum = catalog.range(name, mode["id"])
+        step = parameter.get("multiple_of") or (1 if kind == "integer" else "any")
+        return {"control": "number", "minimum": minimum, "maximum": maximum, "step": step}
+    if kind == "string_list":
+        return {"control": "list"}
+    if kind in JSON_TYPES:
+        return {"control": "json"}
+    long_text = name in LONG_TEXT_FIELDS or (parameter.get("max_length") or 0) > 300
+    return {
+        "control": "textarea" if long_text else "text",
+        "max_length": parameter.get("max_length"),
+    }
 
 
 def _merge_alternatives(entry: Mapping[str, Any], specs: list[dict[str, Any]]) -> None:
@@ -246,6 +232,11 @@ def _is_empty(value: Any) -> bool:
     return value is None or value == "" or value == [] or value == {}
 
 
+def _chosen(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields the user filled (an emptied field chooses nothing, not an empty tier)."""
+    return {k: v for k, v in values.items() if not _is_empty(v)}
+
+
 def coerce(spec: Mapping[str, Any], value: Any) -> Any:
     """A form value as the request wants it (numbers, lists, parsed JSON); raises ValueError."""
     if _is_empty(value):
@@ -273,58 +264,78 @@ def coerce(spec: Mapping[str, Any], value: Any) -> Any:
 def check(
     entry: Mapping[str, Any], mode_id: str | None, values: Mapping[str, Any]
 ) -> dict[str, str]:
-    """Problems to show inline before sending: ``{field: message}`` (``"_form"`` for rules)."""
+    """Problems to show inline before sending: ``{field: message}`` (``"_form"`` for rules).
+
+    The form judges only what the typed text is (a number, JSON) and whether a required field
+    is filled; every other verdict, on values and rules, is the catalog's, worded here with
+    the fields' labels. As in ``Catalog.validate`` (and the service), a value of the wrong
+    shape is reported alone, without the rule problems it would cause.
+    """
     mode = mode_of(entry, mode_id)
+    catalog = Catalog(entry)
     specs = {s["name"]: s for s in field_specs(entry, mode_id, values)}
     issues: dict[str, str] = {}
     parsed: dict[str, Any] = {}
+    misshapen = False
     for name, spec in specs.items():
         try:
             value = coerce(spec, values.get(name))
         except (TypeError, ValueError) as exc:
-            issues[name] = f"{spec['label']} {exc}"
+            issues[name], misshapen = f"{spec['label']} {exc}", True
             continue
         if value is None:
             if spec["required"]:
                 issues[name] = f"{spec['label']} is required"
             continue
         parsed[name] = value
-        message = _check_value(spec, value, current_tier(mode, values))
-        if message:
-            issues[name] = message
+    tier = catalog.tier_for(parsed, mode["id"])
+    for name, value in parsed.items():
+        problems = catalog.value_problems(name, value, mode["id"], tier)
+        if problems:
+            issues[name] = _word(specs[name]["label"], value, problems[0])
+            misshapen = misshapen or problems[0]["type"] == "type_error"
+    message = None if misshapen else _cross_field_issue(entry, parsed, specs, mode)
+    return issues | ({"_form": message} if message else {})
+
+
+def _cross_field_issue(
+    entry: Mapping[str, Any],
+    parsed: Mapping[str, Any],
+    specs: Mapping[str, Any],
+    mode: Mapping[str, Any],
+) -> str | None:
+    """The first cross-field problem (a rule of the entry, aliases naming no reference)."""
     defaults = dict(mode.get("defaults") or {})
     for rule in entry.get("rules") or []:
         message = _check_rule(rule, parsed, specs, defaults)
         if message:
-            issues.setdefault("_form", message)
-    return issues
+            return message
+    unmatched = reference_name_problems(parsed, defaults)
+    return f"{_label('reference_names')}: {unmatched[0]['msg']}" if unmatched else None
 
 
-def _check_value(spec: Mapping[str, Any], value: Any, tier: str | None) -> str | None:
-    label = spec["label"]
-    if spec["control"] == "select" and spec.get("options"):
-        allowed = [o["value"] for o in spec["options"]]
-        if value not in allowed and str(value) not in map(str, allowed):
-            where = f" at {tier}" if tier and spec["name"] not in TIER_FIELDS else ""
-            shown = ", ".join(map(str, allowed))
-            return f"{label} {value!r} is not available{where} (allowed: {shown})"
-    if spec["control"] == "number":
-        lo, hi = spec.get("minimum"), spec.get("maximum")
-        if lo is not None and value < lo:
-            return f"{label} must be at least {lo}"
-        if hi is not None and value > hi:
-            return f"{label} must be at most {hi}"
-        step = spec.get("step")
-        if isinstance(step, (int, float)) and step not in (1, 0) and value % step:
-            return f"{label} must be a multiple of {step}"
-    if spec["control"] == "reference" and spec.get("multiple"):
-        count, limit = len(value), spec.get("max_count")
-        if limit is not None and count > limit:
-            return f"{label}: at most {limit} (got {count})"
-    max_length = spec.get("max_length")
-    if max_length and isinstance(value, str) and len(value) > max_length:
-        return f"{label} is longer than {max_length} characters"
-    return None
+#: How the form words each of the catalog's value verdicts (``ctx`` fills the blanks).
+_WORDING = {
+    "value_not_allowed": "{label} {value!r} is not available{where} (allowed: {shown})",
+    "unknown_voice": "{label} {value!r} is not available{where} (allowed: {shown})",
+    "greater_than_equal": "{label} must be at least {ge}",
+    "less_than_equal": "{label} must be at most {le}",
+    "multiple_of": "{label} must be a multiple of {multiple_of}",
+    "too_long": "{label}: at most {max_length} (got {actual_length})",
+    "string_too_long": "{label} is longer than {max_length} characters",
+}
+
+
+def _word(label: str, value: Any, problem: Mapping[str, Any]) -> str:
+    """One catalog verdict on a field, in the form's words (its label, the value given)."""
+    ctx = dict(problem.get("ctx") or {})
+    template = _WORDING.get(str(problem.get("type")))
+    if template is None:
+        return f"{label} {problem['msg']}"
+    tier = ctx.pop("tier", None)
+    where = f" at {tier}" if tier is not None else ""
+    shown = ", ".join(map(str, ctx.get("allowed") or []))
+    return template.format(label=label, value=value, where=where, shown=shown, **ctx)
 
 
 def _check_rule(

@@ -21,6 +21,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, overload
 
 from typing_extensions import Self, TypeVar
 
+# the widgets and the magics import the accessors from here too
+from mediagen._fields import as_json as as_json
+from mediagen._fields import read_field as read_field
+
 if TYPE_CHECKING:
     from mediagen.catalog import Catalog
     from mediagen.client._async import AsyncClient
@@ -122,22 +126,6 @@ class _Model:
         names = self._shown or tuple(f.name for f in dataclasses.fields(self) if f.name != "raw")
         parts = [f"{n}={getattr(self, n)!r}" for n in names if getattr(self, n, None) is not None]
         return f"{type(self).__name__}({', '.join(parts)})"
-
-
-def read_field(obj: _Model | Mapping[str, Any] | None, name: str, default: Any = None) -> Any:
-    """A field of a client model (its typed attribute) or of the JSON dict it came from: the
-    one accessor for code that takes either (``None`` gives ``default``)."""
-    if obj is None:
-        return default
-    if isinstance(obj, Mapping):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
-
-
-def as_json(obj: _Model | Mapping[str, Any]) -> dict[str, Any]:
-    """A client model as the JSON object the service sent (unknown fields included), or a copy
-    of a dict."""
-    return dict(obj) if isinstance(obj, Mapping) else obj.to_dict()
 
 
 # --- generations --------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from mediagen import _wire
+from mediagen._fields import read_field
 from mediagen.client import _requests
 from mediagen.client._download import save_generation
 from mediagen.client._effects import Call, Emit, Flow, Invoke, Now, Sleep
@@ -34,9 +35,7 @@ WATCH_LIST_MIN = 3
 def generation_id(value: Any) -> str:
     if isinstance(value, str):
         return value
-    found = getattr(value, "id", None)
-    if found is None and isinstance(value, dict):
-        found = value.get("id")
+    found = read_field(value, "id")
     if not found:
         raise TypeError(f"expected a generation or its id, not {value!r}")
     return str(found)

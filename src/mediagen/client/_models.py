@@ -206,8 +206,7 @@ class GenerationOutput(_Model, Generic[ClientT]):
         return self._download(path)
 
     def _download(self, path: str | Path | None) -> Path | Coroutine[Any, Any, Path]:
-        result: Path | Coroutine[Any, Any, Path] = self._need_client()._download_output(self, path)
-        return result
+        return self._need_client()._download_output(self, path)
 
     def _need_client(self) -> Any:
         client = getattr(self, "_client", None)
@@ -337,10 +336,7 @@ class Generation(_Model, Generic[ClientT]):
     ) -> Coroutine[Any, Any, list[Path]]: ...
     def save(self, directory: str | Path = ".") -> list[Path] | Coroutine[Any, Any, list[Path]]:
         """Save every output into ``directory``; returns the list of paths."""
-        result: list[Path] | Coroutine[Any, Any, list[Path]] = self._need_client().save(
-            self, directory
-        )
-        return result
+        return self._need_client().save(self, directory)
 
     def _need_client(self) -> Any:
         client = getattr(self, "_client", None)

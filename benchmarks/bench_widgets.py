@@ -15,7 +15,11 @@ the medians are printed with their ratio to a plain-ipywidgets baseline measured
   form's provisional price from the catalog's price tables), against a plain ipywidgets
   Dropdown whose observer writes the price into a Label (20 changes; goal: within 1.5x);
 - gallery render for 200 image outputs (200 cards in the DOM and the first image decoded),
-  against a GridBox of 200 ``ipywidgets.Image`` (bytes in widget state) with captions;
+  against what a careful ipywidgets user writes for 200 images: one ``ipywidgets.HTML`` holding
+  a CSS grid of captioned ``<img loading="lazy">`` whose sources are data URLs (one widget, one
+  message, the browser decodes what is on screen). For reference it is also timed against the
+  obvious version, a GridBox of 200 captioned ``ipywidgets.Image`` (200 images, 600 widget
+  models in widget state);
 - a comparison grid of 10 prompts x 5 models (run once, then displayed again: 50 completed
   cells and the first image decoded), against a GridBox of the same 50 results as
   ``ipywidgets.Image`` / ``ipywidgets.Audio`` with their charge and latency; and how many media
@@ -40,7 +44,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "ui"))
 
 SETUP = r"""
-import io, json, os, datetime as dt
+import base64, html, io, json, os, datetime as dt
 import httpx, ipywidgets as w
 from PIL import Image, ImageDraw
 import mediagen
@@ -127,13 +131,30 @@ def make_baseline_grid(grid):
     return box
 
 def make_baseline_gallery(n=200):
+    # one HTML widget: a grid of captioned images as data URLs, decoded when on screen
+    cards = []
+    for i in range(n):
+        with open(PATHS[i], "rb") as f:
+            source = "data:image/png;base64," + base64.b64encode(f.read()).decode()
+        caption = html.escape(f"benchmark image {{i}}")
+        cards.append(f'<figure style="margin:0"><img src="{{source}}" width="170" height="170"'
+                     f' loading="lazy" decoding="async" alt="{{caption}}">'
+                     f"<figcaption><b>pixel-1</b> {{caption}}</figcaption></figure>")
+    grid = ('<div style="display:grid;gap:8px;grid-template-columns:repeat(auto-fill,180px)">'
+            + "".join(cards) + "</div>")
+    view = w.HTML(grid)
+    view.add_class("bl-gallery")
+    return view
+
+def make_widget_gallery(n=200):
+    # one Image widget per output (its bytes in widget state), captioned, in a GridBox
     cards = []
     for i in range(n):
         with open(PATHS[i], "rb") as f:
             image = w.Image(value=f.read(), format="png", width=170)
         cards.append(w.VBox([image, w.HTML(f"<b>pixel-1</b> benchmark image {{i}}")]))
     grid = w.GridBox(cards, layout=w.Layout(grid_template_columns="repeat(auto-fill, 180px)"))
-    grid.add_class("bl-gallery")
+    grid.add_class("bl-widgets")
     return grid
 """
 
@@ -148,8 +169,10 @@ CELLS = [
     "GRID",
     "make_baseline_grid(GRID)",
     "make_label_baseline()",
+    "make_widget_gallery(200)",
 ]
 LABEL_CELL = 9
+WIDGET_GALLERY_CELL = 10
 #: vidra-2, text to video, 720p with audio: 6 credits a second
 PRICE = {5: 30, 10: 60}
 
@@ -167,6 +190,7 @@ BASELINE_GALLERY_READY = """const g = cell.querySelector('.bl-gallery:not([data-
     if (!g) return false;
     const imgs = g.querySelectorAll('img');
     return imgs.length === 200 && imgs[0].complete && imgs[0].naturalWidth > 0;"""
+WIDGET_GALLERY_READY = BASELINE_GALLERY_READY.replace(".bl-gallery", ".bl-widgets")
 
 GRID_READY = """const g = cell.querySelector('.mg-compare:not([data-old])');
     const done = g && g.querySelectorAll('.mg-compare-cell[data-status=completed]').length;
@@ -186,7 +210,7 @@ TIME_CELL = """async ([path, index, predicate]) => {
     const panel = findPanel(path);
     const cell = panel.content.widgets[index].node;
     cell.querySelectorAll('.mg-picker, .mg-estimate, .mg-gallery, .bl-ui, .bl-gallery,'
-        + ' .mg-compare, .bl-grid')
+        + ' .bl-widgets, .mg-compare, .bl-grid')
         .forEach((n) => { n.dataset.old = '1'; });
     const ready = new Function('cell', predicate);
     const start = performance.now();
@@ -237,8 +261,25 @@ def label_priced(seconds: int) -> str:
         return l && l.textContent.trim() === '{PRICE[seconds]} credits';"""
 
 
-def median_ms(values: list[float]) -> float:
-    return statistics.median(values)
+#: what each row is measured against (printed with the figures)
+BASELINES = {
+    "cell run -> studio interactive": "a cell fetching the catalog with httpx into ToggleButtons,"
+    " Text, Select, Dropdowns, an HTML estimate and a Button",
+    "estimate refresh (studio debounce 0.3 s)": "a Dropdown whose observer calls"
+    " estimate_request and writes an HTML widget",
+    "estimate refresh (studio debounce 0)": "the same Dropdown and HTML widget",
+    "price on screen after a change (goal 1.5)": "a Dropdown whose observer writes a Label",
+    "gallery render, 200 outputs": "one HTML widget: a grid of 200 captioned lazy <img> data URLs",
+    "gallery render, 200 outputs (obvious way)": "a GridBox of 200 captioned Image widgets"
+    " (the bytes in widget state)",
+    "comparison grid 10x5, until interactive": "a GridBox of the 50 results as Image/Audio"
+    " widgets with charge and latency",
+}
+
+
+def spread(values: list[float]) -> str:
+    """The median and, in brackets, the lowest and highest run."""
+    return f"{statistics.median(values):8.1f} [{min(values):.0f}..{max(values):.0f}]"
 
 
 def main() -> None:
@@ -346,25 +387,28 @@ def main() -> None:
                     page.evaluate(WAIT_FOR, [notebook.name, 1, studio_billed(seconds)])
                 results["price on screen after a change (goal 1.5)"] = shown
 
-                def side_by_side(ours: tuple[int, str], theirs: tuple[int, str]) -> tuple:
-                    """A warm-up of each, then alternating runs of both cells."""
-                    time_cell(*ours)
-                    time_cell(*theirs)
-                    timed: tuple[list[float], list[float]] = ([], [])
+                def side_by_side(*cells: tuple[int, str]) -> list[list[float]]:
+                    """A warm-up of each cell, then runs of every cell in turn."""
+                    for cell in cells:
+                        time_cell(*cell)
+                    timed: list[list[float]] = [[] for _ in cells]
                     for _ in range(max(3, args.repeats // 2)):
-                        timed[0].append(time_cell(*ours))
-                        timed[1].append(time_cell(*theirs))
+                        for runs, cell in zip(timed, cells, strict=True):
+                            runs.append(time_cell(*cell))
                     return timed
 
-                results["gallery render, 200 outputs"] = side_by_side(
-                    (3, GALLERY_READY), (4, BASELINE_GALLERY_READY)
+                gallery, careful, widgets = side_by_side(
+                    (3, GALLERY_READY),
+                    (4, BASELINE_GALLERY_READY),
+                    (WIDGET_GALLERY_CELL, WIDGET_GALLERY_READY),
                 )
+                results["gallery render, 200 outputs"] = (gallery, careful)
+                results["gallery render, 200 outputs (obvious way)"] = (gallery, widgets)
                 # the comparison grid: 10 prompts x 5 models, run once, shown again each time
                 notebook.run_cell(6)
                 notebook.wait_cell_done(6, timeout=300_000)
-                results["comparison grid 10x5, until interactive"] = side_by_side(
-                    (7, GRID_READY), (8, BASELINE_GRID_READY)
-                )
+                grid, grid_baseline = side_by_side((7, GRID_READY), (8, BASELINE_GRID_READY))
+                results["comparison grid 10x5, until interactive"] = (grid, grid_baseline)
                 loaded = [page.evaluate(LOADED_MEDIA, [notebook.name, i]) for i in (7, 8)]
                 with contextlib.suppress(Exception):
                     lab.close_all()
@@ -372,12 +416,16 @@ def main() -> None:
         finally:
             server.stop()
 
-    head = "measured in Chromium (median ms)"
-    print(f"\n{head:44} {'mediagen':>10} {'ipywidgets':>11} {'ratio':>7}")
+    head = "measured in Chromium (ms: median [min..max])"
+    print(f"\n{head:44} {'mediagen':>22} {'ipywidgets':>22} {'ratio':>6}")
     for name, (ours, baseline) in results.items():
-        a, b = median_ms(ours), median_ms(baseline)
-        print(f"{name:44} {a:10.1f} {b:11.1f} {a / b:7.2f}")
-    print(f"({args.repeats} repeats; ratio = mediagen / plain ipywidgets baseline, same run)")
+        ratio = statistics.median(ours) / statistics.median(baseline)
+        print(f"{name:44} {spread(ours):>22} {spread(baseline):>22} {ratio:6.2f}")
+    print("ratio = median mediagen / median plain-ipywidgets baseline, measured in the same run;")
+    print(f"{args.repeats} repeats ({max(3, args.repeats // 2)} for the gallery and the grid).")
+    print("baselines:")
+    for name in results:
+        print(f"  {name}: {BASELINES[name]}")
     print(
         f"comparison grid 10x5: {loaded[0]} of 50 media hold their bytes when interactive"
         f" (the rest load when scrolled to); the GridBox baseline holds {loaded[1]}"

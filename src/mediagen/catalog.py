@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from mediagen import _wire as wire
+from mediagen._fields import ServiceModel, as_json
 
 #: Fields every mode accepts besides its own (docs/wire-contract.md).
 ALWAYS_ACCEPTED = ("model", "mode", "idempotency_key", "project_id")
@@ -60,10 +61,8 @@ def _fmt(values: Iterable[Any]) -> str:
 class Catalog:
     """One model's catalog entry, read (``entry``: the JSON dict or a ``ModelInfo``)."""
 
-    def __init__(self, entry: Mapping[str, Any] | Any) -> None:
-        if not isinstance(entry, Mapping):
-            entry = getattr(entry, "raw", None) or entry.to_dict()
-        self.entry: dict[str, Any] = dict(entry)
+    def __init__(self, entry: Mapping[str, Any] | ServiceModel) -> None:
+        self.entry: dict[str, Any] = as_json(entry)
 
     def __repr__(self) -> str:
         return f"Catalog({self.id!r}, modes={self.mode_ids!r})"

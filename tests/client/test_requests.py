@@ -132,14 +132,6 @@ def test_a_body_that_is_not_json_still_gives_a_useful_error():
     assert _requests.error_from_response(500, {}, b"").message == "HTTP 500 with no error body"
 
 
-def test_parse_response_returns_json_or_raises():
-    assert _requests.parse_response(200, {}, b'{"a": 1}') == {"a": 1}
-    with pytest.raises(mediagen.APIError, match="not JSON"):
-        _requests.parse_response(200, {}, b"{oops")
-    with pytest.raises(mediagen.NotFoundError):
-        _requests.parse_response(404, {}, _error_body("not_found", "gone"))
-
-
 def test_page_cursor_stops_on_null_or_has_more_false():
     assert _requests.page_next_cursor({"data": [], "next_cursor": "c1", "has_more": True}) == "c1"
     assert _requests.page_next_cursor({"data": [], "next_cursor": None}) is None

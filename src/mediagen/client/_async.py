@@ -117,7 +117,7 @@ class AsyncClient(BaseClient):
             self._twin = self.to_sync()
         return self._twin
 
-    async def save(self, generation: Generation, directory: str | Path = ".") -> list[Path]:
+    async def save(self, generation: Generation[Any], directory: str | Path = ".") -> list[Path]:
         """Save every output of ``generation`` into ``directory``; returns the paths."""
         return await self._run(self._save(generation, directory))
 
@@ -128,9 +128,9 @@ class AsyncClient(BaseClient):
         kind: str | None = None,
         concurrency: int = _batch.DEFAULT_CONCURRENCY,
         show_estimate: bool = True,
-        on_estimate: Callable[[float, list[BatchItem]], Any] | None = None,
+        on_estimate: Callable[[float, list[BatchItem[AsyncClient]]], Any] | None = None,
         max_credits: float | None = None,
-    ) -> BatchResult:
+    ) -> BatchResult[AsyncClient]:
         """As ``Client.submit_batch``: quote all, then at most ``concurrency`` submits at once."""
         result = await self._run(
             self._batch_prepare(

@@ -41,7 +41,7 @@ class _AsyncCreate(_Create):
         validate: bool | None = None,
         estimate: bool | None = None,
         **fields: Any,
-    ) -> Generation:
+    ) -> Generation[AsyncClient]:
         """Submit a generation; returns it ``pending`` (as ``Client``'s ``create``)."""
         __tracebackhide__ = True
         flow = self._submit(extra_body, extra_headers, validate, estimate, fields)
@@ -74,7 +74,7 @@ class AsyncGenerationList(_GenerationListBase):
 
     _resource: AsyncGenerations
 
-    def __aiter__(self) -> AsyncIterator[Generation]:
+    def __aiter__(self) -> AsyncIterator[Generation[AsyncClient]]:
         return self._resource._client._iterate(self._flow())
 
 
@@ -83,7 +83,7 @@ class AsyncGenerations(_GenerationsBase):
 
     _client: AsyncClient
 
-    async def get(self, generation_id: str) -> Generation:
+    async def get(self, generation_id: str) -> Generation[AsyncClient]:
         return await self._client._run(self._get(generation_id))
 
     def list(
@@ -107,11 +107,11 @@ class AsyncGenerations(_GenerationsBase):
         generation: Any,
         timeout: float | None = None,
         *,
-        on_update: Callable[[Generation], Any] | None = None,
-        progress: Callable[[Generation], Any] | None = None,
+        on_update: Callable[[Generation[AsyncClient]], Any] | None = None,
+        progress: Callable[[Generation[AsyncClient]], Any] | None = None,
         poll_interval: Any = None,
         download: bool | None = None,
-    ) -> Generation:
+    ) -> Generation[AsyncClient]:
         """Poll until ``completed`` or ``failed`` and return the final Generation."""
         __tracebackhide__ = True
         try:
@@ -126,20 +126,20 @@ class AsyncGenerations(_GenerationsBase):
         generations: Iterable[Any],
         *,
         timeout: float | None = None,
-        on_update: Callable[[Generation], Any] | None = None,
+        on_update: Callable[[Generation[AsyncClient]], Any] | None = None,
         poll_interval: Any = None,
         download: bool | None = None,
-    ) -> AsyncIterator[Generation]:
+    ) -> AsyncIterator[Generation[AsyncClient]]:
         """``async for g in aclient.generations.watch(gens)``: each as it finishes."""
         flow = self._watch(generations, timeout, on_update, poll_interval, download)
         return self._client._iterate(flow)
 
-    async def recover(self) -> builtins.list[Generation]:
+    async def recover(self) -> builtins.list[Generation[AsyncClient]]:
         return await self._client._run(self._recover())
 
     async def resume(
         self, *, wait: bool = False, download: bool | None = None
-    ) -> builtins.list[Generation]:
+    ) -> builtins.list[Generation[AsyncClient]]:
         return await self._client._run(self._resume(wait, download))
 
 

@@ -100,7 +100,7 @@ class BaseClient:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={shown_url(self._config.base_url)!r})"
 
-    def _save(self, generation: Generation, directory: str | Path) -> Flow[list[Path]]:
+    def _save(self, generation: Generation[Any], directory: str | Path) -> Flow[list[Path]]:
         return save_generation(self, generation, directory)
 
     def _batch_prepare(
@@ -109,9 +109,9 @@ class BaseClient:
         kind: str | None,
         concurrency: int,
         show_estimate: bool,
-        on_estimate: Callable[[float, list[BatchItem]], Any] | None,
+        on_estimate: Callable[[float, list[BatchItem[Any]]], Any] | None,
         max_credits: float | None,
-    ) -> Flow[BatchResult]:
+    ) -> Flow[BatchResult[Any]]:
         """The flow quoting a batch (see ``submit_batch``); the driver then submits it."""
         if concurrency < 1:
             raise ValueError("concurrency must be >= 1")
@@ -195,7 +195,7 @@ class BaseClient:
             service=shown_url(self._config.base_url), key_id=self._config.key_fingerprint
         )
 
-    def _journal_finished(self, gen: Generation) -> None:
+    def _journal_finished(self, gen: Generation[Any]) -> None:
         if self.journal is None or not gen.done or not gen.id:
             return
         try:

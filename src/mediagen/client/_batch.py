@@ -20,27 +20,28 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Generic
 
 from mediagen.client import _submit
 from mediagen.client._budget import active_budgets
 from mediagen.client._effects import Flow, Invoke
 from mediagen.client._errors import BudgetExceededError, LocalValidationError, MediagenError
-from mediagen.client._models import Estimate, Generation
+from mediagen.client._models import ClientT, Estimate, Generation
 
 DEFAULT_CONCURRENCY = 4
 
 
 @dataclasses.dataclass(eq=False)
-class BatchItem:
-    """One request of a batch and what became of it (``generation`` or ``error``)."""
+class BatchItem(Generic[ClientT]):
+    """One request of a batch and what became of it (``generation`` or ``error``; the
+    generation acts through the client that ran the batch, as any generation does)."""
 
     index: int
     request: dict[str, Any]
     idempotency_key: str
     kind: str | None = None
     estimate: Estimate | None = None
-    generation: Generation | None = None
+    generation: Generation[ClientT] | None = None
     error: BaseException | None = None
     #: the caller gave the key; else the batch made it, and an identical request whose answer
     #: was lost may lend its own instead (see ``Journal.claim_or_append``)
@@ -59,20 +60,20 @@ class BatchItem:
         return f"BatchItem({self.index}, model={self.request.get('model')!r}, {outcome})"
 
 
-class BatchResult(list):
+class BatchResult(list[BatchItem[ClientT]], Generic[ClientT]):
     """The items of a batch, in the order of the requests; ``total_estimate`` in credits."""
 
-    def __init__(self, items: Iterable[BatchItem], total_estimate: float | None) -> None:
+    def __init__(self, items: Iterable[BatchItem[ClientT]], total_estimate: float | None) -> None:
         super().__init__(items)
         self.total_estimate = total_estimate
 
     @property
-    def generations(self) -> list[Generation]:
+    def generations(self) -> list[Generation[ClientT]]:
         """The generations that were submitted (failed items left out)."""
         return [item.generation for item in self if item.generation is not None]
 
     @property
-    def errors(self) -> list[BatchItem]:
+    def errors(self) -> list[BatchItem[ClientT]]:
         return [item for item in self if item.error is not None]
 
     def __repr__(self) -> str:
@@ -81,7 +82,7 @@ class BatchResult(list):
         return f"BatchResult({ok} submitted, {len(self) - ok} failed, estimate {total} credits)"
 
 
-def describe(total: float, items: list[BatchItem]) -> str:
+def describe(total: float, items: list[BatchItem[Any]]) -> str:
     priced = sum(1 for item in items if item.estimate is not None)
     refused = len(items) - priced
     text = f"Batch of {len(items)} request(s): estimated total {total:g} credits"
@@ -111,15 +112,15 @@ def prepare(
     client: Any,
     requests: Iterable[Mapping[str, Any]],
     kind: str | None,
-    on_estimate: Callable[[float, list[BatchItem]], Any] | None,
+    on_estimate: Callable[[float, list[BatchItem[Any]]], Any] | None,
     max_credits: float | None,
-) -> Flow[BatchResult]:
+) -> Flow[BatchResult[Any]]:
     """Flow: quote every request; refuse the whole batch (nothing sent) if it costs too much.
 
     ``on_estimate(total, items)`` is called with the total before anything is submitted; if
     it returns ``False`` nothing is sent and every item's error says so.
     """
-    items: list[BatchItem] = []
+    items: list[BatchItem[Any]] = []
     for index, raw in enumerate(requests):
         request = dict(raw)
         item_kind = request.pop("kind", None) or kind
@@ -169,11 +170,11 @@ def _budgets(client: Any) -> tuple[Any, ...]:
     return (client._budget,) if client._budget is not None else ()
 
 
-def runnable(items: Iterable[BatchItem]) -> list[BatchItem]:
+def runnable(items: Iterable[BatchItem[Any]]) -> list[BatchItem[Any]]:
     return [item for item in items if item.error is None]
 
 
-def submit_item(client: Any, item: BatchItem) -> Flow[BatchItem]:
+def submit_item(client: Any, item: BatchItem[Any]) -> Flow[BatchItem[Any]]:
     """Flow: submit one prepared item; never raises (the error is kept on the item)."""
     try:
         fields = dict(item.request)

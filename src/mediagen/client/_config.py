@@ -127,8 +127,3 @@ class ClientConfig:
         if self.journal is None or self.journal is True:
             return self.cache_dir / "journal.jsonl"
         return Path(self.journal).expanduser()
-
-    def is_api_url(self, url: str) -> bool:
-        """True for URLs of this service's ``/v1`` API (the only place the key is sent)."""
-        prefix = self.base_url + "/v1"
-        return url == prefix or url.startswith(prefix + "/") or url.startswith(prefix + "?")

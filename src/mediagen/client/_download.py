@@ -223,7 +223,7 @@ def _fetch_into(client: Any, output: GenerationOutput, final: Path, deadline: fl
 
 def save_generation(
     client: Any,
-    generation: Generation,
+    generation: Generation[Any],
     directory: str | Path | None,
     deadline: float | None = None,
 ) -> Flow[list[Path]]:

@@ -5,18 +5,36 @@ The API is additive-only, so every model keeps the JSON it was made from (``raw`
 Datetimes are timezone-aware (``datetime`` in UTC when the service says ``Z``).
 
 Models that can act (``Generation.wait()``, ``GenerationOutput.download()``) hold a private
-reference to the client that made them. With an ``AsyncClient`` those methods return awaitables.
+reference to the client that made them, and name it in their type: a ``Client`` returns
+``Generation`` (short for ``Generation[Client]``), whose methods return their values; an
+``AsyncClient`` returns ``Generation[AsyncClient]``, whose methods return coroutines to await.
+Editors and type checkers see which, from the client the model came from.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, overload
+
+from typing_extensions import Self, TypeVar
+
+# the widgets and the magics import the accessors from here too
+from mediagen._fields import as_json as as_json
+from mediagen._fields import read_field as read_field
+
+if TYPE_CHECKING:
+    from mediagen.catalog import Catalog
+    from mediagen.client._async import AsyncClient
+    from mediagen.client._sync import Client
 
 TERMINAL_STATUSES = ("completed", "failed")
+
+#: the client a generation (and its outputs) acts through; a bare ``Generation`` is a blocking
+#: ``Client``'s
+ClientT = TypeVar("ClientT", default="Client")
 
 
 def parse_datetime(value: Any) -> dt.datetime | None:
@@ -64,7 +82,7 @@ class _Model:
     _shown: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None, **bind: Any):
+    def from_dict(cls, data: Mapping[str, Any] | None, **bind: Any) -> Self:
         data = dict(data or {})
         names = {f.name for f in dataclasses.fields(cls) if f.init} - {"raw"}
         values: dict[str, Any] = {}
@@ -110,22 +128,6 @@ class _Model:
         return f"{type(self).__name__}({', '.join(parts)})"
 
 
-def read_field(obj: _Model | Mapping[str, Any] | None, name: str, default: Any = None) -> Any:
-    """A field of a client model (its typed attribute) or of the JSON dict it came from: the
-    one accessor for code that takes either (``None`` gives ``default``)."""
-    if obj is None:
-        return default
-    if isinstance(obj, Mapping):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
-
-
-def as_json(obj: _Model | Mapping[str, Any]) -> dict[str, Any]:
-    """A client model as the JSON object the service sent (unknown fields included), or a copy
-    of a dict."""
-    return dict(obj) if isinstance(obj, Mapping) else obj.to_dict()
-
-
 # --- generations --------------------------------------------------------------------------
 
 
@@ -139,7 +141,7 @@ class GenerationErrorInfo(_Model):
 
 
 @dataclasses.dataclass(repr=False, eq=False)
-class GenerationOutput(_Model):
+class GenerationOutput(_Model, Generic[ClientT]):
     """One generated file. ``url`` is temporary; ``local_path`` is the cached copy."""
 
     url: str | None = None
@@ -179,17 +181,32 @@ class GenerationOutput(_Model):
             return None
         return client._cache.lookup(self)
 
-    def download(self, path: str | Path | None = None) -> Any:
+    @overload
+    def download(self: GenerationOutput[Client], path: str | Path | None = None) -> Path: ...
+    @overload
+    def download(
+        self: GenerationOutput[AsyncClient], path: str | Path | None = None
+    ) -> Coroutine[Any, Any, Path]: ...
+    def download(self, path: str | Path | None = None) -> Path | Coroutine[Any, Any, Path]:
         """Download into the cache (streamed, atomic) and return the local path.
 
         With ``path`` (a file or a directory) the file is also copied there. An expired URL is
-        refreshed by re-reading the generation. With an AsyncClient this returns an awaitable.
+        refreshed by re-reading the generation. From an AsyncClient: a coroutine to await.
         """
-        return self._need_client()._download_output(self, path)
+        return self._download(path)
 
-    def save(self, path: str | Path = ".") -> Any:
+    @overload
+    def save(self: GenerationOutput[Client], path: str | Path = ".") -> Path: ...
+    @overload
+    def save(
+        self: GenerationOutput[AsyncClient], path: str | Path = "."
+    ) -> Coroutine[Any, Any, Path]: ...
+    def save(self, path: str | Path = ".") -> Path | Coroutine[Any, Any, Path]:
         """Save into ``path`` (a directory, or a file name) and return the saved path."""
-        return self.download(path)
+        return self._download(path)
+
+    def _download(self, path: str | Path | None) -> Path | Coroutine[Any, Any, Path]:
+        return self._need_client()._download_output(self, path)
 
     def _need_client(self) -> Any:
         client = getattr(self, "_client", None)
@@ -214,8 +231,13 @@ def _error(value: Any) -> GenerationErrorInfo | None:
 
 
 @dataclasses.dataclass(repr=False, eq=False)
-class Generation(_Model):
-    """A generation as the service reports it (``pending``, ``completed`` or ``failed``)."""
+class Generation(_Model, Generic[ClientT]):
+    """A generation as the service reports it (``pending``, ``completed`` or ``failed``).
+
+    ``wait()``, ``refresh()`` and ``save()`` act through the client that made it: their
+    values from a ``Client``, coroutines to await from an ``AsyncClient``
+    (``Generation[AsyncClient]``).
+    """
 
     id: str = ""
     type: str | None = None
@@ -227,7 +249,7 @@ class Generation(_Model):
     credits_charged: float | None = None
     error: GenerationErrorInfo | None = None
     idempotency_key: str | None = None
-    outputs: list[GenerationOutput] = dataclasses.field(default_factory=list)
+    outputs: list[GenerationOutput[ClientT]] = dataclasses.field(default_factory=list)
     mode: str | None = None
     result_meta: dict[str, Any] | None = None
     _converters: ClassVar[dict[str, Any]] = {
@@ -246,7 +268,7 @@ class Generation(_Model):
     )
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None, client: Any = None, **_: Any):
+    def from_dict(cls, data: Mapping[str, Any] | None, client: Any = None, **_: Any) -> Self:
         gen = super().from_dict(data, client=client)
         gen.outputs = [
             GenerationOutput.from_dict(o, client=client, generation_id=gen.id)
@@ -273,7 +295,7 @@ class Generation(_Model):
     def completed(self) -> bool:
         return self.status == "completed"
 
-    def raise_for_error(self) -> Generation:
+    def raise_for_error(self) -> Self:
         """Raise :class:`GenerationFailedError` if this generation failed; else return it."""
         if self.status == "failed":
             from mediagen.client._errors import GenerationFailedError
@@ -281,15 +303,38 @@ class Generation(_Model):
             raise GenerationFailedError(self)
         return self
 
-    def wait(self, timeout: float | None = None, **options: Any) -> Any:
-        """Block until terminal (see ``client.generations.wait``); returns the final state."""
+    @overload
+    def wait(
+        self: Generation[Client], timeout: float | None = None, **options: Any
+    ) -> Generation[Client]: ...
+    @overload
+    def wait(
+        self: Generation[AsyncClient], timeout: float | None = None, **options: Any
+    ) -> Coroutine[Any, Any, Generation[AsyncClient]]: ...
+    def wait(
+        self, timeout: float | None = None, **options: Any
+    ) -> Generation[Any] | Coroutine[Any, Any, Generation[Any]]:
+        """Wait until terminal and return the final state (``client.generations.wait``, whose
+        options ``on_update``, ``poll_interval`` and ``download`` it takes)."""
         return self._need_client().generations.wait(self, timeout=timeout, **options)
 
-    def refresh(self) -> Any:
+    @overload
+    def refresh(self: Generation[Client]) -> Generation[Client]: ...
+    @overload
+    def refresh(
+        self: Generation[AsyncClient],
+    ) -> Coroutine[Any, Any, Generation[AsyncClient]]: ...
+    def refresh(self) -> Generation[Any] | Coroutine[Any, Any, Generation[Any]]:
         """Read the current state from the service (a new Generation)."""
         return self._need_client().generations.get(self.id)
 
-    def save(self, directory: str | Path = ".") -> Any:
+    @overload
+    def save(self: Generation[Client], directory: str | Path = ".") -> list[Path]: ...
+    @overload
+    def save(
+        self: Generation[AsyncClient], directory: str | Path = "."
+    ) -> Coroutine[Any, Any, list[Path]]: ...
+    def save(self, directory: str | Path = ".") -> list[Path] | Coroutine[Any, Any, list[Path]]:
         """Save every output into ``directory``; returns the list of paths."""
         return self._need_client().save(self, directory)
 
@@ -333,7 +378,7 @@ class ModelInfo(_Model):
     _shown: ClassVar[tuple[str, ...]] = ("id", "type", "name", "price_summary")
 
     @property
-    def catalog(self):
+    def catalog(self) -> Catalog:
         from mediagen.catalog import Catalog
 
         return Catalog(self.raw)

@@ -225,29 +225,6 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
     return value
 
 
-def parse_response(
-    status: int,
-    headers: Mapping[str, str],
-    content: bytes,
-    *,
-    method: str | None = None,
-    path: str | None = None,
-    secrets: tuple[str, ...] = (),
-) -> Any:
-    """The decoded JSON of a 2xx response; raises the matching ``APIError`` otherwise."""
-    if 200 <= status < 300:
-        data = decode_json(content)
-        if data is None and content:
-            raise _errors.APIError(
-                "The service answered with a body that is not JSON.",
-                status=status,
-                method=method,
-                path=path,
-            )
-        return data
-    raise error_from_response(status, headers, content, method=method, path=path, secrets=secrets)
-
-
 def page_items(page: Mapping[str, Any]) -> list[Any]:
     items = page.get(_wire.LIST_ITEMS)
     return list(items) if isinstance(items, list) else []

@@ -15,7 +15,7 @@ import builtins
 import contextlib
 import datetime as dt
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mediagen import _wire
 from mediagen.client import _history_hook, _progress_hook, _requests, _uploads, _wait
@@ -34,6 +34,8 @@ from mediagen.client._submit import estimate_for_request, get_model, submit
 
 if TYPE_CHECKING:
     import pandas as pd
+
+_G = TypeVar("_G")
 
 
 class _Resource:
@@ -60,7 +62,7 @@ class _Create(_Resource):
         validate: bool | None,
         estimate: bool | None,
         fields: dict[str, Any],
-    ) -> Flow[Generation]:
+    ) -> Flow[Generation[Any]]:
         return submit(
             self._client,
             self._kind,
@@ -75,7 +77,7 @@ class _Create(_Resource):
 # --- generations --------------------------------------------------------------------------
 
 
-def _get(client: Any, generation_id: str) -> Flow[Generation]:
+def _get(client: Any, generation_id: str) -> Flow[Generation[Any]]:
     data = yield Call(_requests.get_generation(generation_id))
     return Generation.from_dict(data, client=client)
 
@@ -99,7 +101,7 @@ def _list(client: Any, query: dict[str, Any], max_items: int | None) -> Flow[Non
         query = {**query, "after": cursor}
 
 
-def _fetch_many(client: Any, ids: Iterable[str]) -> Flow[list[Generation]]:
+def _fetch_many(client: Any, ids: Iterable[str]) -> Flow[list[Generation[Any]]]:
     out = []
     for gid in ids:
         try:
@@ -115,7 +117,7 @@ RECOVER_CLOCK_SLACK = dt.timedelta(minutes=15)
 RECOVER_SETTLED = dt.timedelta(hours=1)
 
 
-def _recover(client: Any) -> Flow[list[Generation]]:
+def _recover(client: Any) -> Flow[list[Generation[Any]]]:
     """Flow: find, by idempotency key, the jobs of submits whose answer was lost (read only)."""
     lost = {r["idempotency_key"]: r for r in client._journal_unanswered()}
     if not lost:
@@ -123,7 +125,7 @@ def _recover(client: Any) -> Flow[list[Generation]]:
     times = [parse_datetime(r.get("at")) for r in lost.values()]
     known = [t for t in times if t is not None]
     since = min(known) - RECOVER_CLOCK_SLACK if len(known) == len(times) else None
-    found: list[Generation] = []
+    found: list[Generation[Any]] = []
     query: dict[str, Any] = {"limit": _wire.PAGE_SIZE_MAX, "created_after": since}
     while lost:
         page = yield Call(_requests.list_generations(**query))
@@ -153,7 +155,7 @@ def _recover(client: Any) -> Flow[list[Generation]]:
     return found
 
 
-def _resume(client: Any, wait: bool, download: bool) -> Flow[list[Generation]]:
+def _resume(client: Any, wait: bool, download: bool) -> Flow[list[Generation[Any]]]:
     recovered = yield from _recover(client)
     ids = [r["generation_id"] for r in client._journal_pending()]
     ids += [g.id for g in recovered if g.id not in ids]  # even if it finished meanwhile
@@ -175,7 +177,7 @@ def _resume(client: Any, wait: bool, download: bool) -> Flow[list[Generation]]:
     return out
 
 
-def _short_interrupts(items: Iterable[Generation]) -> Iterator[Generation]:
+def _short_interrupts(items: Iterable[_G]) -> Iterator[_G]:
     """``items``, with an interruption raised from here: its message says what is left, the
     frames of the flow and driver would not help."""
     __tracebackhide__ = True
@@ -191,7 +193,7 @@ def _short_interrupts(items: Iterable[Generation]) -> Iterator[Generation]:
 class _GenerationsBase(_Resource):
     """``GET /v1/generations[/{id}]`` plus waiting, watching and resuming."""
 
-    def _get(self, generation_id: str) -> Flow[Generation]:
+    def _get(self, generation_id: str) -> Flow[Generation[Any]]:
         return _get(self._client, _wait.generation_id(generation_id))
 
     def _list_query(self, **query: Any) -> dict[str, Any]:
@@ -208,8 +210,8 @@ class _GenerationsBase(_Resource):
 
     @contextlib.contextmanager
     def _waiting(
-        self, generation: Any, callback: Callable[[Generation], Any] | None
-    ) -> Iterator[Callable[[Generation], Any] | None]:
+        self, generation: Any, callback: Callable[[Generation[Any]], Any] | None
+    ) -> Iterator[Callable[[Generation[Any]], Any] | None]:
         """The callback of a wait: the caller's, else a progress display's (if one is
         installed) for as long as the wait runs."""
         if callback is not None:
@@ -234,10 +236,10 @@ class _GenerationsBase(_Resource):
         self,
         generation: Any,
         timeout: float | None,
-        callback: Callable[[Generation], Any] | None,
+        callback: Callable[[Generation[Any]], Any] | None,
         poll_interval: Any,
         download: bool | None,
-    ) -> Flow[Generation]:
+    ) -> Flow[Generation[Any]]:
         return _wait.wait(
             self._client,
             generation,
@@ -251,7 +253,7 @@ class _GenerationsBase(_Resource):
         self,
         generations: Iterable[Any],
         timeout: float | None,
-        on_update: Callable[[Generation], Any] | None,
+        on_update: Callable[[Generation[Any]], Any] | None,
         poll_interval: Any,
         download: bool | None,
     ) -> Flow[None]:
@@ -264,10 +266,10 @@ class _GenerationsBase(_Resource):
             download=self._download(download),
         )
 
-    def _recover(self) -> Flow[builtins.list[Generation]]:
+    def _recover(self) -> Flow[builtins.list[Generation[Any]]]:
         return _recover(self._client)
 
-    def _resume(self, wait: bool, download: bool | None) -> Flow[builtins.list[Generation]]:
+    def _resume(self, wait: bool, download: bool | None) -> Flow[builtins.list[Generation[Any]]]:
         return _resume(self._client, wait, self._download(download))
 
     def pending(self) -> builtins.list[dict[str, Any]]:

@@ -66,11 +66,11 @@ def call_plan(
                     seen, hold = gate.penalties, gate.acquire()
             try:
                 status, headers, content = yield Send(tries)
-            except httpx.TransportError as exc:
+                if status < 300:
+                    return _answer(status, content)
+            except (httpx.TransportError, httpx.DecodingError) as exc:
                 yield Wait(_after_transport_error(client, spec, tries, exc))
                 continue
-            if status < 300:
-                return decode_json(content)
             delay = _after_error_status(client, spec, tries, status, headers, content)
             if status == 429:
                 gate.penalize(delay)  # every request of this key waits, not just this one
@@ -78,6 +78,15 @@ def call_plan(
                 yield Wait(delay)
     except DeadlinePassed:
         raise deadline_error(spec.method, spec.path) from None
+
+
+def _answer(status: int, content: bytes) -> Any:
+    """The JSON of a 2xx answer. A body that is not JSON (a proxy's page, a cut answer) is an
+    answer lost on the way, not an empty one: the service may have acted on the request."""
+    data = decode_json(content)
+    if data is None and content:
+        raise httpx.DecodingError(f"the HTTP {status} answer's body is not JSON")
+    return data
 
 
 def fetch_plan(client: Any, url: str, deadline: float | None = None) -> Plan[Fetched]:

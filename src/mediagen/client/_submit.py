@@ -258,7 +258,7 @@ def submit(
     estimate: bool | None,
     quote: Estimate | None = None,
     fresh_key: str | None = None,
-) -> Flow[Generation]:
+) -> Flow[Generation[Any]]:
     """Flow: check, resolve references, (estimate), journal, POST, journal.
 
     Without an ``idempotency_key`` in ``fields``, ``fresh_key`` (or a new one) is used unless

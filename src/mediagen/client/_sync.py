@@ -124,7 +124,7 @@ class Client(BaseClient):
     def _sync_twin(self) -> Client:
         return self
 
-    def save(self, generation: Generation, directory: str | Path = ".") -> list[Path]:
+    def save(self, generation: Generation[Any], directory: str | Path = ".") -> list[Path]:
         """Save every output of ``generation`` into ``directory``; returns the paths."""
         return self._run(self._save(generation, directory))
 
@@ -135,9 +135,9 @@ class Client(BaseClient):
         kind: str | None = None,
         concurrency: int = _batch.DEFAULT_CONCURRENCY,
         show_estimate: bool = True,
-        on_estimate: Callable[[float, list[BatchItem]], Any] | None = None,
+        on_estimate: Callable[[float, list[BatchItem[Client]]], Any] | None = None,
         max_credits: float | None = None,
-    ) -> BatchResult:
+    ) -> BatchResult[Client]:
         """Submit many requests (dicts of body fields); one ``BatchItem`` per request, in order.
 
         Every request is quoted first and the total shown (printed, or passed to

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from mediagen import _wire
+from mediagen._fields import read_field
 from mediagen.client import _requests
 from mediagen.client._download import save_generation
 from mediagen.client._effects import Call, Emit, Flow, Invoke, Now, Sleep
@@ -34,9 +35,7 @@ WATCH_LIST_MIN = 3
 def generation_id(value: Any) -> str:
     if isinstance(value, str):
         return value
-    found = getattr(value, "id", None)
-    if found is None and isinstance(value, dict):
-        found = value.get("id")
+    found = read_field(value, "id")
     if not found:
         raise TypeError(f"expected a generation or its id, not {value!r}")
     return str(found)
@@ -49,7 +48,7 @@ def intervals(poll_interval: tuple[float, float]):
         interval = min(cap, interval * BACKOFF) if interval else cap
 
 
-def finish(client: Any, gen: Generation, download: bool, deadline: float | None = None):
+def finish(client: Any, gen: Generation[Any], download: bool, deadline: float | None = None):
     """Flow: journal the terminal state and (completed) download the outputs."""
     client._journal_finished(gen)
     if download and gen.status == "completed" and gen.outputs:
@@ -61,7 +60,7 @@ def first_look(start: float, deadline: float | None) -> float | None:
     return None if deadline is None else max(deadline, start + FIRST_LOOK)
 
 
-def poll(client: Any, gid: str, deadline: float | None) -> Flow[Generation]:
+def poll(client: Any, gid: str, deadline: float | None) -> Flow[Generation[Any]]:
     """Flow: read one generation; transient failures are retried until ``deadline``."""
     spec = _requests.get_generation(gid)
     data = yield Call(spec, deadline=deadline, persistent=True)
@@ -73,10 +72,10 @@ def wait(
     target: Any,
     *,
     timeout: float | None,
-    on_update: Callable[[Generation], Any] | None,
+    on_update: Callable[[Generation[Any]], Any] | None,
     poll_interval: tuple[float, float],
     download: bool,
-) -> Flow[Generation]:
+) -> Flow[Generation[Any]]:
     """Flow: poll until terminal. ``timeout`` is a deadline for the whole wait: every poll
     (and its retries through an outage) ends by then, and then WaitTimeoutError says so."""
     gid = generation_id(target)
@@ -111,7 +110,7 @@ def wait(
     return gen
 
 
-def _oldest(gens: Iterable[Generation]) -> dt.datetime | None:
+def _oldest(gens: Iterable[Generation[Any]]) -> dt.datetime | None:
     times = [g.created_at for g in gens if g.created_at is not None]
     return min(times) if times else None
 
@@ -121,12 +120,12 @@ def watch(
     targets: Iterable[Any],
     *,
     timeout: float | None,
-    on_update: Callable[[Generation], Any] | None,
+    on_update: Callable[[Generation[Any]], Any] | None,
     poll_interval: tuple[float, float],
     download: bool,
 ) -> Flow[None]:
     """Flow (iterating): emits each generation once, when it is terminal."""
-    pending: dict[str, Generation | None] = {}
+    pending: dict[str, Generation[Any] | None] = {}
     for item in targets:
         gid = generation_id(item)
         pending[gid] = item if isinstance(item, Generation) else None
@@ -168,7 +167,7 @@ def _watch_rounds(client, pending, start, timeout, deadline, on_update, poll_int
         if timeout is not None:
             pause = min(pause, max(0.0, timeout - elapsed))
         yield Sleep(pause)
-        fresh: dict[str, Generation] = {}
+        fresh: dict[str, Generation[Any]] = {}
         if len(pending) >= WATCH_LIST_MIN:
             oldest = _oldest(g for g in pending.values() if g is not None)
             since = None if oldest is None else oldest - dt.timedelta(milliseconds=1)

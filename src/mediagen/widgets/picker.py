@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import traitlets
 
+from mediagen._fields import ServiceModel, as_json
 from mediagen.widgets import _catalog_view as cv
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._snapshot import StaticFallback, plural
@@ -34,9 +35,9 @@ class ModelPicker(StaticFallback, MediagenWidget):
         if models:
             self.set_models(models)
 
-    def set_models(self, models: Iterable[Any]) -> None:
+    def set_models(self, models: Iterable[ServiceModel | Mapping[str, Any]]) -> None:
         """Show these catalog entries (client models or dicts)."""
-        entries = [cv.as_dict(m) for m in models]
+        entries = [as_json(m) for m in models]
         self._entries = {e["id"]: e for e in entries}
         self._summaries = [cv.summary(e) for e in entries]
         self._refilter()

@@ -14,7 +14,7 @@ import pytest
 import mediagen
 import mediagen.extension as extension
 from mediagen import _progress
-from mediagen.client._models import as_json
+from mediagen._fields import as_json
 
 
 def ledger_kinds(sandbox, tenant) -> list[str]:

@@ -22,8 +22,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, overload
 from typing_extensions import Self, TypeVar
 
 # the widgets and the magics import the accessors from here too
-from mediagen._fields import as_json as as_json
-from mediagen._fields import read_field as read_field
 
 if TYPE_CHECKING:
     from mediagen.catalog import Catalog

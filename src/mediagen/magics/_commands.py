@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
 
+from mediagen._fields import read_field
 from mediagen._html import plural
 from mediagen._progress import Progress
-from mediagen.client._models import read_field
 from mediagen.magics import _service as mc
 from mediagen.magics._cell_line import (
     CELL_USAGE,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from mediagen.client._models import read_field
+from mediagen._fields import read_field
 from mediagen.magics._display import CreditsView, EstimateView, credits_text, table_html
 
 

@@ -15,13 +15,13 @@ from IPython.core.error import StdinNotImplementedError
 from IPython.display import display
 
 import mediagen.magics as settings
+from mediagen._fields import read_field
 from mediagen._progress import (
     Progress,
     format_seconds,
     generation_callback,
     generation_message,
 )
-from mediagen.client._models import read_field
 from mediagen.magics import _service as mc
 from mediagen.magics._cell_line import MagicUsageError, parse_cell_line
 from mediagen.magics._display import EstimateView, Notice, credits_text

@@ -5,13 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from mediagen._fields import as_json
-
 KINDS = ("image", "video", "audio")
-
-#: an entry as a plain dict is the one accessor's answer (the studio's service reads entries
-#: by this name)
-as_dict = as_json
 
 
 def summary(entry: Mapping[str, Any]) -> dict[str, Any]:

@@ -35,10 +35,10 @@ from typing import Any
 import traitlets
 
 from mediagen import _html
+from mediagen._fields import read_field
 from mediagen.catalog import Catalog
 from mediagen.client import Budget
 from mediagen.client import budget as budget_scope
-from mediagen.client._models import read_field
 from mediagen.widgets import _compare_store, _tasks
 from mediagen.widgets._base import MediagenWidget, _describe
 from mediagen.widgets._compare_plan import Plan, cell_request, columns_of, plan, request_key

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mediagen.client._models import read_field
+from mediagen._fields import read_field
 from mediagen.widgets._media import MediaItem, make_item
 
 

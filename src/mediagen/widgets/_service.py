@@ -15,8 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mediagen.client._models import read_field
-from mediagen.widgets._catalog_view import as_dict
+from mediagen._fields import as_json, read_field
 
 KIND_RESOURCES = {"image": "images", "video": "videos", "audio": "audio"}
 TERMINAL = ("completed", "failed")
@@ -81,18 +80,18 @@ class Service:
     # -- catalog, prices, credits ----------------------------------------------------------
 
     async def models(self) -> list[dict[str, Any]]:
-        return [as_dict(m) for m in await self.aclient().models.list()]
+        return [as_json(m) for m in await self.aclient().models.list()]
 
     async def estimate(self, request: Mapping[str, Any]) -> dict[str, Any]:
         models = self.aclient().models
         for name in ("estimate_request", "estimate_for"):
             helper = getattr(models, name, None)
             if callable(helper):
-                return as_dict(await helper(dict(request)))
+                return as_json(await helper(dict(request)))
         raise RuntimeError("the client has no models.estimate_request(request)")
 
     async def credits(self) -> dict[str, Any]:
-        return as_dict(await self.aclient().credits.get())
+        return as_json(await self.aclient().credits.get())
 
     # -- generations -----------------------------------------------------------------------
 

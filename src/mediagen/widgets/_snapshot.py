@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from mediagen import _html
+from mediagen._fields import read_field
 from mediagen._html import plural
-from mediagen.client._models import read_field
 
 #: Keep a saved notebook small: the snapshot shows at most this many generations, each as a
 #: small thumbnail (video and audio are named, not embedded).

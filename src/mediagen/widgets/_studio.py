@@ -23,7 +23,7 @@ from typing import Any
 import ipywidgets
 
 from mediagen import MediagenError, _html
-from mediagen.client._models import read_field
+from mediagen._fields import read_field
 from mediagen.widgets import _tasks
 from mediagen.widgets._service import Service
 from mediagen.widgets._snapshot import StaticFallback, generations_html, plural, price_settings

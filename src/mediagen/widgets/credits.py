@@ -13,8 +13,8 @@ from typing import Any
 
 import traitlets
 
+from mediagen._fields import read_field
 from mediagen._html import credits_text
-from mediagen.client._models import read_field
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._service import Service

@@ -27,10 +27,10 @@ from typing import Any
 
 import traitlets
 
+from mediagen._fields import read_field
 from mediagen._html import credits_text
 from mediagen._local_price import local_price
 from mediagen.client import PaymentRequiredError
-from mediagen.client._models import read_field
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._service import Service

@@ -17,7 +17,7 @@ from typing import Any
 import traitlets
 
 from mediagen import _html
-from mediagen.client._models import read_field
+from mediagen._fields import read_field
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._media import MediaSource

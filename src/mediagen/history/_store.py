@@ -31,6 +31,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -197,20 +198,30 @@ class HistoryStore:
         fetched = stored = 0
         chunk: list[Mapping[str, Any]] = []
         pages = self._pages(client, resume["since"], resume["cursor"])
-        if prefetch_pays(client):  # the next page arrives while this one is stored
+        if prefetch_pays(client):  # the next page arrives while this one is reduced
             pages = prefetched(pages)
-        for page, cursor in pages:
-            if on_page is not None:
-                on_page(page)
-            data = page.get("data") or []
-            fetched += len(data)
-            if data and resume["head"] is None:
-                resume["head"] = data[0].get("created_at")
-            chunk.append(page)
-            if len(chunk) >= chunk_pages or cursor is None:
-                stored += self._save_rows(frame_from_pages(chunk, journal=None), stored_ids)
-                chunk = []
-                self._write_state({**state, "resume": {**resume, "cursor": cursor}})
+        saving: Future[int] | None = None
+        # A chunk is stored on a helper thread while the next one is fetched (fetching mostly
+        # waits on the service). One chunk at a time, in order, and each chunk's resume point
+        # is written after its rows: a sync stopped anywhere resumes where its rows end. On
+        # any error the chunk being stored is finished first (the pool's exit waits for it).
+        with ThreadPoolExecutor(1, thread_name_prefix="mediagen-history-store") as saver:
+            for page, cursor in pages:
+                if on_page is not None:
+                    on_page(page)
+                data = page.get("data") or []
+                fetched += len(data)
+                if data and resume["head"] is None:
+                    resume["head"] = data[0].get("created_at")
+                chunk.append(page)
+                if len(chunk) >= chunk_pages or cursor is None:
+                    if saving is not None:
+                        stored += saving.result()
+                    progress = {**state, "resume": {**resume, "cursor": cursor}}
+                    saving = saver.submit(self._save_chunk, chunk, stored_ids, progress)
+                    chunk = []
+            if saving is not None:
+                stored += saving.result()
         refreshed, stored_late = self._refresh_pending(client)
         return self._finish(resume, fetched + refreshed, stored + stored_late, resumed)
 
@@ -232,6 +243,14 @@ class HistoryStore:
             if not following:
                 return
             query = {**base, "after": following}
+
+    def _save_chunk(
+        self, pages: list[Mapping[str, Any]], stored_ids: set[str], progress: Mapping[str, Any]
+    ) -> int:
+        """Store one chunk of pages, then the state that resumes after it."""
+        stored = self._save_rows(frame_from_pages(pages, journal=None), stored_ids)
+        self._write_state(progress)
+        return stored
 
     def _save_rows(self, frame: pd.DataFrame, stored_ids: set[str]) -> int:
         """Store the new settled rows as one segment; add the pending ones to open-next."""

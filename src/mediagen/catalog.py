@@ -3,8 +3,9 @@
 A ``Catalog`` wraps one entry of ``GET /v1/models`` (docs/wire-contract.md, "Model catalog
 entry"). Widgets build their forms from it; the client uses ``validate()`` to refuse a bad
 request before sending it (the same checks as the service's 422s, with the same ``details``
-shape), and ``estimate_query()`` to turn a submit body into the estimate endpoint's query, so
-the quote is for exactly the request that will be sent. Pure: no I/O, no pandas.
+shape; ``problems()`` adds what each was judged against, for the magics to word), and
+``estimate_query()`` to turn a submit body into the estimate endpoint's query, so the quote is
+for exactly the request that will be sent. Pure: no I/O, no pandas.
 """
 
 from __future__ import annotations
@@ -311,10 +312,10 @@ class Catalog:
         (alone), then each check of ``_VALUE_CHECKS``.
 
         The one place a value is judged on the client: ``validate`` (the client's local checks,
-        batches, the magics) and the studio's form both ask here. Each problem is a 422 detail
-        plus ``ctx``, what the value was held against (pydantic's names: ``ge``, ``le``,
-        ``multiple_of``, ``max_length``, ``actual_length``; ``allowed`` and the ``tier`` it
-        follows), so a caller words the verdict without judging again; ``validate`` leaves
+        batches), ``problems`` (the magics) and the studio's form all ask here. Each problem is a
+        422 detail plus ``ctx``, what the value was held against (pydantic's names: ``ge``,
+        ``le``, ``multiple_of``, ``max_length``, ``actual_length``; ``allowed`` and the ``tier``
+        it follows), so a caller words the verdict without judging again; ``validate`` leaves
         ``ctx`` out, as the service does.
         """
         mode = self.mode(mode_id)
@@ -611,8 +612,8 @@ def rule_problems(
     """What one catalog rule finds wrong with ``request`` (empty: it holds).
 
     The one place a rule is judged on the client: ``Catalog.validate`` (the client's local
-    checks, batches, the magics) and the studio's form both ask here, and only word the answer
-    differently.
+    checks, batches), ``Catalog.problems`` (the magics) and the studio's form all ask here, and
+    only word the answer differently.
     """
     check = _RULE_CHECKS.get(str(rule.get("kind")))
     return check(rule, request, defaults or {}) if check is not None else []

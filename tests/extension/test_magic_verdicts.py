@@ -111,3 +111,26 @@ def test_a_cell_breaking_a_rule_is_refused_before_anything_is_spent(shell, sandb
     )
     entries = sandbox.admin.ledger(tenant.org_id)["entries"]
     assert [e["kind"] for e in entries] == ["grant"]
+
+
+@pytest.mark.parametrize(
+    ("line", "body", "said"),
+    [
+        ("video --model wave-1 --first_frame a --num_frames 42", "x", "multiple of 4 (got 42)"),
+        ("video --model wave-1 --first_frame a --num_frames 400", "x", "between 40 and 120"),
+        ("image --model pixel-1 --generate_image_count 0", "x", "between 1 and 4 (got 0)"),
+        ("audio --model voxa-tts --voice_name Zed", "hi", "unknown voice 'Zed'; voices: "),
+        ("image --model pixel-1", "x" * 5000, "the cell body (prompt) is at most"),
+        (
+            'image --model pixel-1 --reference_names \'{"reference_images": ["a"]}\'',
+            "x",
+            "--reference_names names reference_images, which is not given",
+        ),
+        ("video --model storyshot --mode multi_shot --multi_prompt '{}'", "", "a list of objects"),
+    ],
+)
+def test_each_verdict_of_the_catalog_is_said_in_the_magics_words(line, body, said):
+    entry = ENTRIES[parse_cell_line(line).model]
+    with pytest.raises(MagicUsageError) as refused:
+        build_request(entry, parse_cell_line(line), body)
+    assert said in str(refused.value)

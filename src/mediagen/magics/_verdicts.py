@@ -26,6 +26,8 @@ class _Cell:
     text_field: str
 
     def flag(self, name: str) -> str:
+        """How the user gave ``name`` (an entry of a structured field is the field's flag)."""
+        name = name.split(".")[0]
         return f"the cell body ({name})" if name == self.text_field else f"--{name}"
 
     @property
@@ -68,13 +70,12 @@ def _needs(cell: _Cell, missing: list[str]) -> str:
 
 def _word(cell: _Cell, problem: Mapping[str, Any]) -> str:
     rule, name = problem["ctx"].get("rule"), _field(problem)
-    wording = _rule_wording(cell, rule) if rule is not None else None
-    if wording is not None:
+    wording = _rule_wording(cell, rule) if rule is not None else _WORDING.get(problem["type"])
+    if isinstance(wording, str):
         return wording
-    by_type = _WORDING.get(str(problem["type"])) if rule is None else None
-    if by_type is None:
+    if wording is None:
         return f"{cell.flag(name)} {problem['msg']}"
-    return by_type(cell, name, cell.request.get(name), dict(problem["ctx"]))
+    return wording(cell, name, cell.request.get(name), dict(problem["ctx"]))
 
 
 def _not_allowed(cell: _Cell, name: str, value: Any, ctx: dict[str, Any]) -> str:

@@ -12,20 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mediagen.catalog import ALWAYS_ACCEPTED
+from mediagen.catalog import DEFAULT_MODE, Catalog
 from mediagen.magics._cell_line import CELL_USAGE, CellOptions, MagicUsageError, did_you_mean
 from mediagen.magics._values import AssetResolver, VariableLookup, convert_value
 from mediagen.magics._verdicts import refuse_if_invalid
-
-
-def modes_of(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return list(entry.get("modes") or [{"id": "default", "required": [], "optional": []}])
-
-
-def accepted_fields(mode: Mapping[str, Any]) -> list[str]:
-    """The request fields a mode accepts, in catalog order."""
-    names = [*mode.get("required", []), *mode.get("optional", []), *ALWAYS_ACCEPTED]
-    return list(dict.fromkeys(names))
 
 
 def prompt_field(entry: Mapping[str, Any]) -> str:
@@ -61,26 +51,25 @@ def choose_model(
 # -- the whole request ------------------------------------------------------------------------
 
 
-def _pick_mode(
-    entry: Mapping[str, Any], given: set[str], requested: str | None
-) -> Mapping[str, Any]:
-    modes = modes_of(entry)
-    ids = [str(m.get("id")) for m in modes]
+def _pick_mode(entry: Mapping[str, Any], given: set[str], requested: str | None) -> str:
+    """The mode the cell runs in: ``--mode``, the only one, or the one the given fields fit."""
+    catalog = Catalog(entry)
+    ids = catalog.mode_ids or [DEFAULT_MODE]
     if requested is not None:
-        for mode in modes:
-            if mode.get("id") == requested:
-                return mode
+        if requested in ids:
+            return requested
         raise MagicUsageError(
-            f"--mode: {entry.get('id')} has no mode {requested!r}; modes: {', '.join(ids)}"
+            f"--mode: {catalog.id} has no mode {requested!r}; modes: {', '.join(ids)}"
         )
-    if len(modes) == 1:
-        return modes[0]
+    if len(ids) == 1:
+        return ids[0]
     # Among the modes that accept every given field: the most specific one whose required
-    # inputs are all given; failing that, the one missing fewest (build_request names them).
-    accepting = [m for m in modes if given <= set(accepted_fields(m))]
+    # inputs are all given; failing that, the one missing fewest (the catalog names them).
+    modes = catalog.modes
+    accepting = [m for m in modes if given <= set(catalog.accepted(m["id"]))]
     if not accepting:
         raise MagicUsageError(
-            f"{entry.get('id')} has no mode that accepts all of "
+            f"{catalog.id} has no mode that accepts all of "
             f"{', '.join(sorted(given))}; choose one with --mode: "
             + "; ".join(f"{m.get('id')} (needs {', '.join(m.get('required', []))})" for m in modes)
         )
@@ -89,8 +78,7 @@ def _pick_mode(
         required = set(mode.get("required", []))
         return (-len(required - given), len(required & given))
 
-    best = max(fit(m) for m in accepting)
-    return next(m for m in accepting if fit(m) == best)
+    return str(max(accepting, key=fit)["id"])
 
 
 def build_request(
@@ -125,9 +113,9 @@ def typed_request(
     text = body.strip()
     if text:
         given.add(text_field)
-    mode_id = str(_pick_mode(entry, given, options.mode).get("id"))
+    mode_id = _pick_mode(entry, given, options.mode)
     request: dict[str, Any] = {"model": str(entry.get("id"))}
-    if entry.get("mode_required") or mode_id != "default":
+    if entry.get("mode_required") or mode_id != DEFAULT_MODE:
         request["mode"] = mode_id
     if text:
         request[text_field] = text

@@ -6,6 +6,8 @@
   "pro", no discount, no cap), so tests are isolated and can run in any order.
 - ``tenant_factory``: make more tenants with other settings,
   ``tenant_factory(balance=..., plan=..., discount_percent=..., cap=...)``.
+- ``catalog_samples``: ``catalog_samples(entry, mode, name, example)``, values of a field worth
+  judging, for tests that hold a client-side verdict against ``Catalog.validate``.
 
 Tests that change server-wide settings (rate limits, faults, URL lifetimes) must put them back:
 ``with sandbox.admin.config_changed(rate_limit_per_second=1): ...``.
@@ -13,8 +15,12 @@ Tests that change server-wide settings (rate limits, faults, URL lifetimes) must
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 import pytest
 
+from mediagen.catalog import Catalog
 from mediagen_sandbox.testing import running_sandbox
 
 
@@ -37,3 +43,45 @@ def tenant_factory(sandbox):
 @pytest.fixture
 def tenant(tenant_factory):
     return tenant_factory()
+
+
+def _tiers(mode: Mapping[str, Any]) -> list[Any]:
+    tiers: list[Any] = [None]
+    for allowed in (mode.get("allowed") or {}).values():
+        if isinstance(allowed, dict):
+            tiers += [t for t in allowed.get("by_tier") or {} if t not in tiers]
+    return tiers
+
+
+def values_worth_judging(
+    entry: Mapping[str, Any], mode: Mapping[str, Any], name: str, example: Mapping[str, Any]
+) -> list[Any]:
+    """Values of ``name`` in ``mode`` worth judging, from its catalog entry: the example's,
+    each kind of wrong shape, every allowed value at every tier and one that is not, the ends
+    of its range and one past them, a number off its step, text one character over its length,
+    a list one item over its count, every voice and one that does not exist."""
+    catalog = Catalog(entry)
+    schema = catalog.parameter(name)
+    found = [example.get(name), None, "", 12345, "no-such-value", {"a": 1}, [1, 2], "[{"]
+    for tier in _tiers(mode):
+        found += catalog.allowed(name, mode["id"], tier) or []
+    low, high = catalog.range(name, mode["id"])
+    found += [b + past for b, past in ((low, 0), (low, -1), (high, 0), (high, 1)) if b is not None]
+    step = schema.get("multiple_of")
+    if step:
+        found += [(low or 0) + step, (low or 0) + step / 2]
+    if schema.get("type") in ("integer", "number"):
+        found += [True, 7, 0.25]
+    if schema.get("max_length"):
+        found += ["x" * schema["max_length"], "x" * (schema["max_length"] + 1)]
+    limit = (mode.get("max_counts") or {}).get(name)
+    if limit is not None:
+        item = (example.get(name) or ["asset_example_image"])[0]
+        found += [[item] * limit, [item] * (limit + 1)]
+    voices = catalog.voices
+    return found + [v.get(key) for v in voices for key in ("name", "id")] + ["Zed"] * bool(voices)
+
+
+@pytest.fixture(scope="session")
+def catalog_samples() -> Callable[..., list[Any]]:
+    return values_worth_judging

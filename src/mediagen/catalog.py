@@ -3,8 +3,9 @@
 A ``Catalog`` wraps one entry of ``GET /v1/models`` (docs/wire-contract.md, "Model catalog
 entry"). Widgets build their forms from it; the client uses ``validate()`` to refuse a bad
 request before sending it (the same checks as the service's 422s, with the same ``details``
-shape), and ``estimate_query()`` to turn a submit body into the estimate endpoint's query, so
-the quote is for exactly the request that will be sent. Pure: no I/O, no pandas.
+shape; ``problems()`` adds what each was judged against, for the magics to word), and
+``estimate_query()`` to turn a submit body into the estimate endpoint's query, so the quote is
+for exactly the request that will be sent. Pure: no I/O, no pandas.
 """
 
 from __future__ import annotations
@@ -37,6 +38,14 @@ def _problem(field: str, msg: str, kind: str) -> dict[str, Any]:
 def _detail(problem: Mapping[str, Any]) -> dict[str, Any]:
     """A problem as the service's 422 lists it (``loc``, ``msg``, ``type``; no ``ctx``)."""
     return {"loc": problem["loc"], "msg": problem["msg"], "type": problem["type"]}
+
+
+def _with_ctx(problem: Mapping[str, Any], **ctx: Any) -> dict[str, Any]:
+    return {**problem, "ctx": ctx}
+
+
+#: Fields that name the request rather than hold a value to judge.
+_NOT_JUDGED = frozenset({"model", "mode", "idempotency_key"})
 
 
 def _key(value: Any) -> str:
@@ -223,72 +232,69 @@ class Catalog:
         ranges, list counts and the model's rules. The service stays the judge: passing here
         does not promise a 200.
         """
-        problems: list[dict[str, Any]] = []
-        if kind is not None and self.type and kind != self.type:
-            problems.append(
-                _problem(
-                    "model",
-                    f"model {self.id!r} makes {self.type}, not {kind}; "
-                    f"use the {self.type} endpoint",
-                    "model_type_mismatch",
-                )
-            )
-            return problems
-        mode_id = request.get("mode")
-        if mode_id is None and self.mode_required and len(self.modes) > 1:
-            problems.append(
-                _problem(
-                    "mode",
-                    f"required for model {self.id!r}; one of {_fmt(self.mode_ids)}",
-                    "missing",
-                )
-            )
-            return problems
-        if mode_id is not None and mode_id not in self.mode_ids:
-            problems.append(
-                _problem(
-                    "mode",
-                    f"model {self.id!r} has no mode {mode_id!r}; one of {_fmt(self.mode_ids)}",
-                    "value_not_allowed",
-                )
-            )
-            return problems
-        mode = self.mode(mode_id)
-        mode_name = mode.get("id")
-        accepted = set(self.accepted(mode_name))
-        for name in request:
-            if name not in accepted and request.get(name) is not None:
-                allowed_fields = sorted(set(accepted) - set(ALWAYS_ACCEPTED))
-                problems.append(
-                    _problem(
-                        name,
-                        f"not accepted by mode {mode_name!r} of model {self.id!r} "
-                        f"(accepted: {', '.join(allowed_fields)})",
-                        "extra_forbidden_for_mode",
-                    )
-                )
-        for name in mode.get("required") or []:
-            if not _present(request, name):
-                problems.append(
-                    _problem(
-                        name, f"required by mode {mode_name!r} of model {self.id!r}", "missing"
-                    )
-                )
-        defaults = dict(mode.get("defaults") or {})
-        tier = self.tier_for(request, mode_name)
-        for name, value in request.items():
-            if value is None or name in ("model", "mode", "idempotency_key"):
-                continue
-            if name not in accepted:
-                continue
-            problems.extend(map(_detail, self.value_problems(name, value, mode_name, tier)))
+        return [_detail(p) for p in self.problems(request, kind)]
+
+    def problems(self, request: Mapping[str, Any], kind: str | None = None) -> list[dict]:
+        """``validate``'s problems, each with the ``ctx`` it was judged by, for callers that
+        word the verdict themselves (the magics): a value's ``ctx`` is ``value_problems``'s, a
+        field outside the mode carries the ``accepted`` fields, a rule's problem its ``rule``.
+        """
+        refused = self._model_problems(request, kind)
+        if refused:
+            return refused
+        mode = self.mode(request.get("mode"))
+        problems = [*self._field_problems(request, mode), *self._value_problems(request, mode)]
         # The service checks shapes (types) before anything else and stops there; so do we, so
         # a wrong type is reported alone rather than with rule problems it would cause.
         type_errors = [p for p in problems if p["type"] == "type_error"]
         if type_errors:
             return type_errors
-        problems.extend(self._check_rules(request, defaults))
+        return problems + self._check_rules(request, dict(mode.get("defaults") or {}))
+
+    def _model_problems(self, request: Mapping[str, Any], kind: str | None) -> list[dict]:
+        """The request is for another endpoint, or names no mode / an unknown one."""
+        mode_id = request.get("mode")
+        if kind is not None and self.type and kind != self.type:
+            msg = f"model {self.id!r} makes {self.type}, not {kind}; use the {self.type} endpoint"
+            return [_with_ctx(_problem("model", msg, "model_type_mismatch"))]
+        if mode_id is None and self.mode_required and len(self.modes) > 1:
+            msg = f"required for model {self.id!r}; one of {_fmt(self.mode_ids)}"
+            return [_with_ctx(_problem("mode", msg, "missing"), allowed=self.mode_ids)]
+        if mode_id is not None and mode_id not in self.mode_ids:
+            msg = f"model {self.id!r} has no mode {mode_id!r}; one of {_fmt(self.mode_ids)}"
+            return [_with_ctx(_problem("mode", msg, "value_not_allowed"), allowed=self.mode_ids)]
+        return []
+
+    def _field_problems(self, request: Mapping[str, Any], mode: Mapping[str, Any]) -> list[dict]:
+        """Fields the mode does not accept, and required ones not given."""
+        mode_name, problems = mode.get("id"), []
+        accepted = self.accepted(mode_name)
+        in_order = [n for n in dict.fromkeys(accepted) if n not in ALWAYS_ACCEPTED]
+        own = sorted(in_order)
+        for name in request:
+            if name not in accepted and request.get(name) is not None:
+                msg = (
+                    f"not accepted by mode {mode_name!r} of model {self.id!r} "
+                    f"(accepted: {', '.join(own)})"
+                )
+                problem = _problem(name, msg, "extra_forbidden_for_mode")
+                problems.append(_with_ctx(problem, accepted=in_order))
+        for name in mode.get("required") or []:
+            if not _present(request, name):
+                msg = f"required by mode {mode_name!r} of model {self.id!r}"
+                problems.append(_with_ctx(_problem(name, msg, "missing"), required=True))
         return problems
+
+    def _value_problems(self, request: Mapping[str, Any], mode: Mapping[str, Any]) -> list[dict]:
+        """Each accepted field's value, judged at the request's tier (``value_problems``)."""
+        mode_name = mode.get("id")
+        accepted, tier = set(self.accepted(mode_name)), self.tier_for(request, mode_name)
+        return [
+            problem
+            for name, value in request.items()
+            if value is not None and name in accepted and name not in _NOT_JUDGED
+            for problem in self.value_problems(name, value, mode_name, tier)
+        ]
 
     def tier_for(self, request: Mapping[str, Any], mode_id: str | None = None) -> Any:
         """The tier a request runs at, which tier-dependent allowed values follow: its
@@ -305,10 +311,10 @@ class Catalog:
         (alone), then each check of ``_VALUE_CHECKS``.
 
         The one place a value is judged on the client: ``validate`` (the client's local checks,
-        batches, the magics) and the studio's form both ask here. Each problem is a 422 detail
-        plus ``ctx``, what the value was held against (pydantic's names: ``ge``, ``le``,
-        ``multiple_of``, ``max_length``, ``actual_length``; ``allowed`` and the ``tier`` it
-        follows), so a caller words the verdict without judging again; ``validate`` leaves
+        batches), ``problems`` (the magics) and the studio's form all ask here. Each problem is a
+        422 detail plus ``ctx``, what the value was held against (pydantic's names: ``ge``,
+        ``le``, ``multiple_of``, ``max_length``, ``actual_length``; ``allowed`` and the ``tier``
+        it follows), so a caller words the verdict without judging again; ``validate`` leaves
         ``ctx`` out, as the service does.
         """
         mode = self.mode(mode_id)
@@ -377,8 +383,8 @@ class Catalog:
         """The entry's cross-field rules, each checked by its entry in ``_RULE_CHECKS``."""
         out: list[dict[str, Any]] = []
         for rule in self.rules:
-            out.extend(rule_problems(rule, request, defaults))
-        out.extend(reference_name_problems(request, defaults))
+            out.extend(_with_ctx(p, rule=rule) for p in rule_problems(rule, request, defaults))
+        out.extend(map(_with_ctx, reference_name_problems(request, defaults)))
         return out
 
     # --- pricing --------------------------------------------------------------------------
@@ -605,8 +611,8 @@ def rule_problems(
     """What one catalog rule finds wrong with ``request`` (empty: it holds).
 
     The one place a rule is judged on the client: ``Catalog.validate`` (the client's local
-    checks, batches, the magics) and the studio's form both ask here, and only word the answer
-    differently.
+    checks, batches), ``Catalog.problems`` (the magics) and the studio's form all ask here, and
+    only word the answer differently.
     """
     check = _RULE_CHECKS.get(str(rule.get("kind")))
     return check(rule, request, defaults or {}) if check is not None else []

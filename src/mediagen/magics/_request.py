@@ -1,9 +1,10 @@
-"""The request a ``%%mediagen`` cell sends, checked against the model's catalog entry.
+"""The request a ``%%mediagen`` cell sends, built from the line and judged by the catalog.
 
 Pure functions over catalog entries as plain dicts (the shape of ``docs/wire-contract.md``): no
-client, no IPython. The mode is chosen from the fields given, every field is typed by its schema
-(``_values``), and the mode's allowed values, ranges, counts and rules are checked before
-anything is sent; a mistake is a ``MagicUsageError`` naming what is allowed.
+client, no IPython. The mode is chosen from the fields given and every field is typed by its
+schema (``_values``); the typed request is then judged by ``mediagen.catalog`` (the engine of
+``Catalog.validate``) before anything is sent, and a refusal is a ``MagicUsageError`` naming what
+is allowed (``_verdicts``).
 """
 
 from __future__ import annotations
@@ -11,25 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mediagen.catalog import ALWAYS_ACCEPTED
+from mediagen.catalog import DEFAULT_MODE, Catalog
 from mediagen.magics._cell_line import CELL_USAGE, CellOptions, MagicUsageError, did_you_mean
-from mediagen.magics._values import (
-    AssetResolver,
-    VariableLookup,
-    check_bounds,
-    convert_value,
-    show_values,
-)
-
-
-def modes_of(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return list(entry.get("modes") or [{"id": "default", "required": [], "optional": []}])
-
-
-def accepted_fields(mode: Mapping[str, Any]) -> list[str]:
-    """The request fields a mode accepts, in catalog order."""
-    names = [*mode.get("required", []), *mode.get("optional", []), *ALWAYS_ACCEPTED]
-    return list(dict.fromkeys(names))
+from mediagen.magics._values import AssetResolver, VariableLookup, convert_value
+from mediagen.magics._verdicts import refuse_if_invalid
 
 
 def prompt_field(entry: Mapping[str, Any]) -> str:
@@ -62,55 +48,28 @@ def choose_model(
     raise MagicUsageError(f"unknown model {wanted!r}{hint}; {kind} models: {ids}")
 
 
-def _effective_tier(request: Mapping[str, Any], mode: Mapping[str, Any]) -> Any:
-    defaults = mode.get("defaults") or {}
-    for name in ("tier", "resolution"):
-        if request.get(name) is not None:
-            return request[name]
-        if defaults.get(name) is not None:
-            return defaults[name]
-    return None
-
-
-def allowed_values(mode: Mapping[str, Any], name: str, tier: Any) -> list[Any] | None:
-    """The values ``name`` may take in ``mode`` (at ``tier``), or None when not restricted."""
-    allowed = (mode.get("allowed") or {}).get(name)
-    if allowed is None:
-        return None
-    if isinstance(allowed, Mapping) and "by_tier" in allowed:
-        by_tier = allowed["by_tier"]
-        if tier is not None and str(tier) in by_tier:
-            return list(by_tier[str(tier)])
-        merged: list[Any] = []
-        for values in by_tier.values():
-            merged.extend(v for v in values if v not in merged)
-        return merged
-    return list(allowed)
-
-
 # -- the whole request ------------------------------------------------------------------------
 
 
-def _pick_mode(
-    entry: Mapping[str, Any], given: set[str], requested: str | None
-) -> Mapping[str, Any]:
-    modes = modes_of(entry)
-    ids = [str(m.get("id")) for m in modes]
+def _pick_mode(entry: Mapping[str, Any], given: set[str], requested: str | None) -> str:
+    """The mode the cell runs in: ``--mode``, the only one, or the one the given fields fit."""
+    catalog = Catalog(entry)
+    ids = catalog.mode_ids or [DEFAULT_MODE]
     if requested is not None:
-        for mode in modes:
-            if mode.get("id") == requested:
-                return mode
+        if requested in ids:
+            return requested
         raise MagicUsageError(
-            f"--mode: {entry.get('id')} has no mode {requested!r}; modes: {', '.join(ids)}"
+            f"--mode: {catalog.id} has no mode {requested!r}; modes: {', '.join(ids)}"
         )
-    if len(modes) == 1:
-        return modes[0]
+    if len(ids) == 1:
+        return ids[0]
     # Among the modes that accept every given field: the most specific one whose required
-    # inputs are all given; failing that, the one missing fewest (build_request names them).
-    accepting = [m for m in modes if given <= set(accepted_fields(m))]
+    # inputs are all given; failing that, the one missing fewest (the catalog names them).
+    modes = catalog.modes
+    accepting = [m for m in modes if given <= set(catalog.accepted(m["id"]))]
     if not accepting:
         raise MagicUsageError(
-            f"{entry.get('id')} has no mode that accepts all of "
+            f"{catalog.id} has no mode that accepts all of "
             f"{', '.join(sorted(given))}; choose one with --mode: "
             + "; ".join(f"{m.get('id')} (needs {', '.join(m.get('required', []))})" for m in modes)
         )
@@ -119,11 +78,25 @@ def _pick_mode(
         required = set(mode.get("required", []))
         return (-len(required - given), len(required & given))
 
-    best = max(fit(m) for m in accepting)
-    return next(m for m in accepting if fit(m) == best)
+    return str(max(accepting, key=fit)["id"])
 
 
 def build_request(
+    entry: Mapping[str, Any], options: CellOptions, body: str, **sources: Any
+) -> dict[str, Any]:
+    """The request body for ``entry`` from the magic's options and the cell body
+    (``typed_request``; ``sources``: its ``resolve_asset`` and ``lookup``), judged.
+
+    Every verdict on the typed request (accepted by the mode, allowed values per tier, ranges,
+    steps, counts, lengths, required inputs, rules) is the catalog's, worded by ``_verdicts``:
+    a refused request raises ``MagicUsageError`` naming what is allowed.
+    """
+    request = typed_request(entry, options, body, **sources)
+    refuse_if_invalid(entry, request, options.kind, prompt_field(entry))
+    return request
+
+
+def typed_request(
     entry: Mapping[str, Any],
     options: CellOptions,
     body: str,
@@ -131,39 +104,25 @@ def build_request(
     resolve_asset: AssetResolver | None = None,
     lookup: VariableLookup | None = None,
 ) -> dict[str, Any]:
-    """The request body for ``entry`` from the magic's options and the cell body.
-
-    Checks every field against the catalog entry (known field, accepted by the mode, allowed
-    value, bounds, required inputs) and raises ``MagicUsageError`` naming what is allowed.
-    """
-    model_id = str(entry.get("id"))
+    """The request the line and body describe, not yet judged: the mode chosen from the fields
+    given, each flag (a field of the model) typed by its schema."""
     params: Mapping[str, Mapping[str, Any]] = entry.get("parameters") or {}
     text_field = prompt_field(entry)
-    _check_known(options.fields, params, model_id, text_field)
+    _check_known(options.fields, params, str(entry.get("id")), text_field)
     given = set(options.fields)
     text = body.strip()
     if text:
         given.add(text_field)
-    mode = _pick_mode(entry, given, options.mode)
-    mode_id = str(mode.get("id"))
-    where = f"{model_id} ({mode_id})" if entry.get("mode_required") else model_id
-    _check_accepted(options.fields, accepted_fields(mode), where, text_field)
-    request: dict[str, Any] = {"model": model_id}
-    if entry.get("mode_required") or mode_id != "default":
+    mode_id = _pick_mode(entry, given, options.mode)
+    request: dict[str, Any] = {"model": str(entry.get("id"))}
+    if entry.get("mode_required") or mode_id != DEFAULT_MODE:
         request["mode"] = mode_id
     if text:
         request[text_field] = text
-    voices = entry.get("voices") or ()
     for name, raw in options.fields.items():
         request[name] = convert_value(
-            name, raw, params[name], resolve_asset=resolve_asset, lookup=lookup, voices=voices
+            name, raw, params[name], resolve_asset=resolve_asset, lookup=lookup
         )
-    _check_allowed(request, mode, where)
-    missing = [n for n in mode.get("required", []) if request.get(n) in (None, "", [])]
-    if missing:
-        hint = " (the cell body)" if text_field in missing else ""
-        raise MagicUsageError(f"{where} needs {', '.join(missing)}{hint}")
-    _check_rules(entry, request)
     return request
 
 
@@ -179,51 +138,3 @@ def _check_known(
                 f"--{name} is not a field of {model_id}{hint}; its fields are: {known}"
                 f"\n\n{CELL_USAGE}"
             )
-
-
-def _check_accepted(
-    fields: Mapping[str, Any], accepted: Sequence[str], where: str, text_field: str
-) -> None:
-    for name in fields:
-        if name not in accepted:
-            others = [n for n in accepted if n not in ALWAYS_ACCEPTED and n != text_field]
-            raise MagicUsageError(
-                f"--{name} is not accepted by {where}; its fields are: "
-                + (", ".join(f"--{n}" for n in others) or "(none)")
-            )
-
-
-def _check_allowed(request: Mapping[str, Any], mode: Mapping[str, Any], where: str) -> None:
-    tier = _effective_tier(request, mode)
-    ranges = mode.get("ranges") or {}
-    for name, value in request.items():
-        allowed = allowed_values(mode, name, tier)
-        if allowed is not None and value not in allowed and str(value) not in map(str, allowed):
-            at = (
-                f" at tier {tier}"
-                if isinstance((mode.get("allowed") or {}).get(name), Mapping)
-                else ""
-            )
-            hint = did_you_mean(str(value), [str(a) for a in allowed])
-            raise MagicUsageError(
-                f"--{name}: {value!r} is not allowed for {where}{at}{hint}; allowed values: "
-                f"{show_values(allowed)}"
-            )
-        bounds = ranges.get(name)
-        if bounds and isinstance(value, (int, float)) and not isinstance(value, bool):
-            check_bounds(name, value, bounds)
-    counts = mode.get("max_counts") or {}
-    for name, limit in counts.items():
-        value = request.get(name)
-        if isinstance(value, list) and len(value) > limit:
-            raise MagicUsageError(f"--{name} takes at most {limit} for {where}")
-
-
-def _check_rules(entry: Mapping[str, Any], request: Mapping[str, Any]) -> None:
-    for rule in entry.get("rules") or ():
-        fields = rule.get("fields") or []
-        present = [f for f in fields if request.get(f) not in (None, "", [])]
-        if rule.get("kind") == "mutually_exclusive" and len(present) > 1:
-            raise MagicUsageError(f"give only one of: {', '.join(fields)}")
-        if rule.get("kind") == "one_of_required" and not present:
-            raise MagicUsageError(f"{entry.get('id')} needs one of: {', '.join(fields)}")

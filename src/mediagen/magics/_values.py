@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mediagen.catalog import JSON_TYPES
-from mediagen.magics._cell_line import MagicUsageError, did_you_mean, parse_bool
+from mediagen.magics._cell_line import MagicUsageError, parse_bool
 
 #: resolve(field, text or object, media) -> asset id; supplied by the magic (namespace, uploads).
 AssetResolver = Callable[[str, Any, Any], str]
@@ -39,7 +39,6 @@ class _Flag:
     schema: Mapping[str, Any]
     resolve_asset: AssetResolver | None
     lookup: VariableLookup | None
-    voices: Sequence[Mapping[str, Any]]
 
     def variable(self) -> tuple[bool, Any]:
         """The user's variable named by the text, when the magic can look one up."""
@@ -55,22 +54,12 @@ def show_values(values: Sequence[Any]) -> str:
     return ", ".join(json.dumps(v) if not isinstance(v, str) else v for v in values)
 
 
-def check_bounds(name: str, value: float, schema: Mapping[str, Any]) -> Any:
-    low, high = schema.get("minimum"), schema.get("maximum")
-    if (low is not None and value < low) or (high is not None and value > high):
-        raise MagicUsageError(f"--{name} must be between {low} and {high} (got {value})")
-    step = schema.get("multiple_of")
-    if step and value % step:
-        raise MagicUsageError(f"--{name} must be a multiple of {step} (got {value})")
-    return value
-
-
 def _integer(flag: _Flag) -> Any:
     try:
         value = int(flag.text)
     except ValueError:
         raise MagicUsageError(f"--{flag.name} needs a whole number (got {flag.text!r})") from None
-    return check_bounds(flag.name, value, flag.schema)
+    return value
 
 
 def _number(flag: _Flag) -> Any:
@@ -79,7 +68,7 @@ def _number(flag: _Flag) -> Any:
     except ValueError:
         raise MagicUsageError(f"--{flag.name} needs a number (got {flag.text!r})") from None
     value = int(number) if number.is_integer() and "." not in flag.text else number
-    return check_bounds(flag.name, value, flag.schema)
+    return value
 
 
 def _comma_list(text: str) -> list[str]:
@@ -117,38 +106,17 @@ def _json(flag: _Flag) -> Any:
         ) from None
 
 
-def _voice(flag: _Flag) -> Any:
-    if not flag.voices:
-        return _string(flag)
-    known = [str(v.get(key)) for key in ("name", "id") for v in flag.voices]
-    if flag.text not in known:
-        names = ", ".join(str(v.get("name")) for v in flag.voices)
-        raise MagicUsageError(f"--{flag.name}: unknown voice {flag.text!r}; voices: {names}")
+def _text(flag: _Flag) -> Any:
     return flag.text
 
 
-def _string(flag: _Flag) -> Any:
-    enum = flag.schema.get("enum")
-    if enum is not None and flag.text not in [str(e) for e in enum]:
-        hint = did_you_mean(flag.text, [str(e) for e in enum])
-        raise MagicUsageError(
-            f"--{flag.name}: {flag.text!r} is not allowed{hint}; allowed values: "
-            f"{show_values(enum)}"
-        )
-    max_length = flag.schema.get("max_length")
-    if max_length is not None and len(flag.text) > max_length:
-        raise MagicUsageError(f"--{flag.name} is at most {max_length} characters")
-    return flag.text
-
-
-#: parameter type -> converter of its text; any other type is a string (enum, length checked).
+#: parameter type -> converter of its text; any other type (a string, a voice) is the text.
 _CONVERTERS: dict[str, Callable[[_Flag], Any]] = {
     "integer": _integer,
     "number": _number,
     "asset": _asset,
     "asset_list": _asset_list,
     "string_list": _string_list,
-    "voice": _voice,
     **dict.fromkeys(JSON_TYPES, _json),
 }
 
@@ -169,7 +137,6 @@ def convert_value(
     *,
     resolve_asset: AssetResolver | None = None,
     lookup: VariableLookup | None = None,
-    voices: Sequence[Mapping[str, Any]] = (),
 ) -> Any:
     """The typed request value of ``--name raw`` according to the parameter's schema."""
     kind = schema.get("type", "string")
@@ -177,5 +144,5 @@ def convert_value(
         return parse_bool(name, raw)
     if raw is True:
         raise MagicUsageError(f"--{name} needs a value ({_describe(schema)})")
-    flag = _Flag(name, str(raw), schema, resolve_asset, lookup, voices)
-    return _CONVERTERS.get(kind, _string)(flag)
+    flag = _Flag(name, str(raw), schema, resolve_asset, lookup)
+    return _CONVERTERS.get(kind, _text)(flag)

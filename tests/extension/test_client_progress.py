@@ -24,6 +24,8 @@ def test_wait_history_and_batch_show_progress_while_loaded(shell, tmp_path):
     run = shell.run("frame = client.generations.to_dataframe()")
     assert run.success, run.text
     assert "Fetching history: 1 page" in run.stderr
+    assert "1 generation" in run.stderr
+    assert "1 generations" not in run.stderr
     assert len(shell.ns["frame"]) == 1
 
     requests = '[{"model": "pixel-1", "prompt": "a"}, {"model": "pixel-1", "prompt": "b"}]'

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mediagen import _wire
+from mediagen._html import plural
 from mediagen.client import _history_hook, _progress_hook, _requests, _uploads, _wait
 from mediagen.client._config import normalize_poll_interval
 from mediagen.client._effects import Call, Emit, Flow
@@ -310,7 +311,7 @@ class _GenerationsBase(_Resource):
 
                 def on_page(page: Mapping[str, Any]) -> None:
                     rows[0] += len(page.get("data") or [])
-                    bar.advance(message=f"{rows[0]} generations")
+                    bar.advance(message=plural(rows[0], "generation"))
 
             client = self._client._sync_twin()
             frame: pd.DataFrame = build(

@@ -262,8 +262,12 @@ class EstimateQuery(BaseModel):
 
 
 def spendable(ctx: SandboxContext, who: Caller) -> dict:
-    """Balances as the key sees them: the org's available credits, capped by the member cap."""
-    row = accounts.funds(ctx.store, who.org_id, who.member_id)
+    """Balances as the key sees them: the org's available credits, capped by the member cap
+    (balances and the member's usage read at one moment, so they always agree)."""
+    cycle = billing_cycle(utcnow())
+    with ctx.store.snapshot() as conn:
+        row = accounts.funds(conn, who.org_id, who.member_id)
+        used = member_used(conn, who.member_id, cycle)
     available = row["available"]
     out = {
         "balance": to_credits(available),
@@ -274,8 +278,6 @@ def spendable(ctx: SandboxContext, who: Caller) -> dict:
         "member_limit": None,
     }
     if row["cap"] is not None:
-        cycle = billing_cycle(utcnow())
-        used = member_used(ctx.store.conn(), who.member_id, cycle)
         remaining = max(row["cap"] - used, 0)
         out["balance"] = to_credits(min(available, remaining))
         out["member_limit"] = {

@@ -161,10 +161,9 @@ def set_key_expires_at(conn: sqlite3.Connection, key_id: str, at: str | None) ->
     conn.execute("UPDATE api_keys SET expires_at = ? WHERE id = ?", (at, key_id))
 
 
-def funds(db: Store | sqlite3.Connection, org_id: str, member_id: str) -> sqlite3.Row:
+def funds(conn: sqlite3.Connection, org_id: str, member_id: str) -> sqlite3.Row:
     """The organization's balances and plan with the member's cap: what a key may spend.
-    Pass the connection of a write transaction to check funds and reserve atomically."""
-    conn = db.conn() if isinstance(db, Store) else db
+    Read inside a transaction (a write one to check funds and reserve atomically)."""
     return conn.execute(
         "SELECT o.available, o.reserved, o.plan, o.discount_percent, m.cap "
         "FROM orgs o JOIN members m ON m.id = ? WHERE o.id = ?",

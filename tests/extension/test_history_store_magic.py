@@ -47,6 +47,35 @@ def test_a_cell_wait_expects_the_time_the_users_stored_history_says(
     assert "(usually ~0." in run.stderr, run.stderr
 
 
+def test_a_plain_wait_expects_the_time_the_users_stored_history_says(
+    shell, sandbox, tenant, tmp_path
+):
+    """``client.generations.wait`` outside a cell, extension loaded: the progress bar's scale
+    comes from the client's own store (given the generation, or only its id)."""
+    with mediagen.Client(
+        api_key=tenant.api_key,
+        base_url=sandbox.base_url,
+        cache_dir=tmp_path / "laptop",
+        poll_interval=0.05,
+    ) as laptop:  # made on another machine: this machine's journal knows none of them
+        for i in range(5):
+            laptop.images.create(model="pixel-1", prompt=f"kite {i} [[slow:0.3]]").wait()
+    shell.ns["cache"] = str(tmp_path / "here")
+    setup = shell.run(
+        "import mediagen\n"
+        "c = mediagen.Client(cache_dir=cache, poll_interval=0.05)\n"
+        "_ = c.generations.to_dataframe()  # this machine's store, synced"
+    )
+    assert setup.success, setup.text
+    for target in ("g", "g.id"):
+        run = shell.run(
+            f"g = c.images.create(model='pixel-1', prompt='a kite [[slow:0.3]]')\n"
+            f"_ = c.generations.wait({target})"
+        )
+        assert run.success, run.text
+        assert "(usually ~0." in run.stderr, (target, run.stderr)
+
+
 def test_a_cell_shows_the_forecast_from_the_users_history_before_it_is_paid(
     shell, tmp_path, monkeypatch
 ):

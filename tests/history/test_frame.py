@@ -18,7 +18,6 @@ from mediagen.history import (
     generations_frame,
     update_frame,
 )
-from mediagen.history._fetch import prefetched
 from mediagen.history._schema import API_COLUMNS, JOURNAL_COLUMNS, string_dtype
 
 
@@ -204,30 +203,6 @@ def test_empty_history_has_the_schema():
     assert frame["credits_charged"].dtype == "float64"
 
 
-def test_prefetch_reraises_producer_errors_and_stops_early():
-    def pages():
-        yield {"data": []}
-        raise RuntimeError("boom")
-
-    consumer = prefetched(pages())
-    assert next(consumer) == {"data": []}
-    with pytest.raises(RuntimeError, match="boom"):
-        next(consumer)
-
-    produced = []
-
-    def endless():
-        for i in range(10_000):
-            produced.append(i)
-            yield i
-
-    consumer = prefetched(endless(), depth=2)
-    assert next(consumer) == 0
-    consumer.close()
-    count = len(produced)
-    assert count < 10  # the producer stopped instead of running to the end
-
-
 def test_update_frame_fetches_only_what_can_change():
     old_done = generation(created=T0, status="completed")
     waiting = generation(created=T0 + dt.timedelta(minutes=5), status="pending")
@@ -275,19 +250,3 @@ def test_concat_history_keeps_dtypes_across_different_categories():
     assert both["refs_reference_images"].tolist()[0] == 1
     assert both["refs_reference_images"].tolist()[1] is pd.NA
     assert str(both["created_at"].dtype) == "datetime64[ns, UTC]"
-
-
-def test_pages_are_prefetched_where_the_machine_has_cores_to_spare():
-    from types import SimpleNamespace
-
-    from mediagen.history._fetch import PREFETCH_LOCAL_CORES, prefetch_pays
-
-    def client(url):
-        return SimpleNamespace(_config=SimpleNamespace(base_url=url))
-
-    few, many = PREFETCH_LOCAL_CORES - 1, PREFETCH_LOCAL_CORES
-    for local in ("http://127.0.0.1:8765", "http://localhost:8765", "http://[::1]:8765"):
-        assert not prefetch_pays(client(local), cores=few)
-        assert prefetch_pays(client(local), cores=many)
-    assert prefetch_pays(client("https://api.example.com"), cores=1)
-    assert not prefetch_pays(lambda query: {})  # a bare page source: nothing to go by

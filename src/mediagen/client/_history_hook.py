@@ -13,7 +13,8 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-#: ``builder(client, *, store, sync, rebuild, on_page, **filters) -> pandas.DataFrame``
+#: ``builder(client, *, store, sync, rebuild, on_page, **filters) -> pandas.DataFrame``;
+#: ``on_page(page)`` is called as each page arrives, ``len(page)`` its generations
 Builder = Callable[..., Any]
 
 #: the package that registers the builder when loaded

@@ -5,8 +5,10 @@ notebook, text elsewhere, see ``mediagen._progress``); from then on a foreground
 fetch over many pages and a batch submit say what they are doing. Without a reporter, or when
 the caller passed a callback of their own, nothing extra is shown.
 
-A reporter is ``reporter(description, unit, total)`` returning a context manager that yields an
-object with ``update(message=...)`` and ``advance(message=...)``.
+A reporter is ``reporter(description, unit, total, about=None)`` returning a context manager that
+yields an object with ``update(message=...)`` and ``advance(message=...)``. ``about`` says what
+the operation is about when the reporter can say more from it: ``(client, generation)`` for a
+wait (the reporter knows how long that model usually takes for this user).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
-Reporter = Callable[[str, str, "int | None"], AbstractContextManager[Any]]
+Reporter = Callable[..., AbstractContextManager[Any]]
 
 _reporter: Reporter | None = None
 
@@ -28,11 +30,13 @@ def install(reporter: Reporter | None) -> Reporter | None:
     return previous
 
 
-def task(description: str, unit: str = "", total: int | None = None) -> AbstractContextManager[Any]:
+def task(
+    description: str, unit: str = "", total: int | None = None, *, about: Any = None
+) -> AbstractContextManager[Any]:
     """A progress display for one operation, or a context yielding None when there is none."""
     if _reporter is None:
         return contextlib.nullcontext(None)
-    return _reporter(description, unit, total)
+    return _reporter(description, unit, total, about=about)
 
 
 def generation_status(generation: Any) -> str:

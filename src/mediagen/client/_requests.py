@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -29,6 +29,9 @@ class RequestSpec:
     json: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     idempotent: bool = True
+    #: Reads a 2xx body in place of ``json.loads`` (a history page straight into columns).
+    #: A ``ValueError`` from it for a body that is not JSON is an answer lost on the way.
+    decode: Callable[[bytes], Any] | None = None
 
 
 def _query_value(value: Any) -> Any:
@@ -103,6 +106,7 @@ def list_generations(
     type: str | None = None,
     model: str | None = None,
     created_after: dt.datetime | str | None = None,
+    decode: Callable[[bytes], Any] | None = None,
 ) -> RequestSpec:
     params = {
         _wire.LIST_LIMIT_PARAM: limit,
@@ -112,7 +116,7 @@ def list_generations(
         "model": model,
         "created_after": created_after,
     }
-    return RequestSpec("GET", _wire.GENERATIONS_PATH, params=_query(params))
+    return RequestSpec("GET", _wire.GENERATIONS_PATH, params=_query(params), decode=decode)
 
 
 def list_models(type: str | None = None) -> RequestSpec:

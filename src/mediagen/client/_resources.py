@@ -14,7 +14,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import datetime as dt
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mediagen import _wire
@@ -219,7 +219,8 @@ class _GenerationsBase(_Resource):
             yield callback
             return
         gid = _wait.generation_id(generation)
-        with _progress_hook.task(f"Waiting for generation {gid}") as bar:
+        about = (self._client, generation)
+        with _progress_hook.task(f"Waiting for generation {gid}", about=about) as bar:
             if bar is None:
                 yield None
             else:
@@ -309,8 +310,8 @@ class _GenerationsBase(_Resource):
             if bar is not None:
                 rows = [0]
 
-                def on_page(page: Mapping[str, Any]) -> None:
-                    rows[0] += len(page.get("data") or [])
+                def on_page(page: Sized) -> None:
+                    rows[0] += len(page)
                     bar.advance(message=plural(rows[0], "generation"))
 
             client = self._client._sync_twin()

@@ -14,7 +14,7 @@ how long to wait, and which error to raise. The shape of the attempt's outcome i
 from __future__ import annotations
 
 import logging
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -67,7 +67,7 @@ def call_plan(
             try:
                 status, headers, content = yield Send(tries)
                 if status < 300:
-                    return _answer(status, content)
+                    return _answer(status, content, spec.decode)
             except (httpx.TransportError, httpx.DecodingError) as exc:
                 yield Wait(_after_transport_error(client, spec, tries, exc))
                 continue
@@ -80,9 +80,17 @@ def call_plan(
         raise deadline_error(spec.method, spec.path) from None
 
 
-def _answer(status: int, content: bytes) -> Any:
-    """The JSON of a 2xx answer. A body that is not JSON (a proxy's page, a cut answer) is an
-    answer lost on the way, not an empty one: the service may have acted on the request."""
+def _answer(status: int, content: bytes, decode: Callable[[bytes], Any] | None = None) -> Any:
+    """The JSON of a 2xx answer (or what ``decode`` reads from it). A body that is not JSON (a
+    proxy's page, a cut answer) is an answer lost on the way, not an empty one: the service may
+    have acted on the request."""
+    if decode is not None:
+        try:
+            return decode(content)
+        except ValueError:
+            if decode_json(content) is not None:
+                raise  # JSON the decoder cannot read: its own error says why
+        raise httpx.DecodingError(f"the HTTP {status} answer's body is not JSON")
     data = decode_json(content)
     if data is None and content:
         raise httpx.DecodingError(f"the HTTP {status} answer's body is not JSON")

@@ -125,8 +125,10 @@ class Generations(_GenerationsBase):
         type: str | None = None,
         model: str | None = None,
         created_after: Any = None,
+        decode: Callable[[bytes], Any] | None = None,
     ) -> Any:
-        """One page of ``GET /v1/generations`` as the service sent it (thread-safe)."""
+        """One page of ``GET /v1/generations``: its JSON, or what ``decode`` reads from its body
+        (thread-safe)."""
         query = {
             "limit": limit,
             "after": after,
@@ -134,6 +136,7 @@ class Generations(_GenerationsBase):
             "type": type,
             "model": model,
             "created_after": created_after,
+            "decode": decode,
         }
         return self._client._run(_page(self._client, query))
 

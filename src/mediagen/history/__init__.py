@@ -25,6 +25,7 @@ _EXPORTS = {
     "update_frame": "_frame",
     "concat_history": "_frame",
     "join_journal": "_frame",
+    "PageError": "_pages",
     "HistoryStore": "_store",
     "SyncResult": "_store",
     "stored_frame": "_store",
@@ -99,6 +100,9 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them; loaded on 
     )
     from mediagen.history._journal_join import (
         journal_columns as journal_columns,
+    )
+    from mediagen.history._pages import (
+        PageError as PageError,
     )
     from mediagen.history._schema import (
         HISTORY_COLUMNS as HISTORY_COLUMNS,

@@ -1,11 +1,10 @@
-"""Build the history DataFrame straight from the list endpoint's raw JSON pages.
+"""Build the history DataFrame from the list endpoint's pages.
 
-Why raw pages and not the client's typed ``Generation`` objects: 100k generations as model
-objects cost several times the memory and time of the columns we need. Each page is reduced to
-plain column lists as it arrives (its dicts are then dropped), and pandas arrays are built once
-at the end, vectorised. With ``prefetch`` the next page is fetched on a helper thread while the
-current one is reduced, so the kernel mostly waits on the server, not on itself (by default
-only where that pays: see ``_fetch.prefetch_pays``).
+Why not the client's typed ``Generation`` objects: a million generations as model objects cost
+several times the memory and time of the columns we need. Each page's body is read straight
+into Arrow columns (``_pages``), the columns the history keeps are computed on those arrays,
+and the DataFrame is made from them once, at the end. Each page is read on a helper thread
+while the next one is fetched (``_fetch.iter_generation_pages``).
 """
 
 from __future__ import annotations
@@ -16,123 +15,78 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from mediagen.history import _schema
 from mediagen.history._fetch import (
     LIST_FILTERS,
+    as_page,
     iter_generation_pages,
-    prefetch_pays,
-    prefetched,
 )
-from mediagen.history._journal_join import journal_columns
+from mediagen.history._journal_join import journal_columns, journal_records
+from mediagen.history._pages import ITEM, STORED_SCHEMA, Page, items_from_dicts, stored_table
 
-_EMPTY: Mapping[str, Any] = {}
 _USE_CLIENT_JOURNAL = object()
-
-
-class _Columns:
-    """Plain Python lists, one per raw field, filled page by page."""
-
-    def __init__(self) -> None:
-        self.id: list[Any] = []
-        self.type: list[Any] = []
-        self.status: list[Any] = []
-        self.model: list[Any] = []
-        self.mode: list[Any] = []
-        self.prompt: list[Any] = []
-        self.created_at: list[Any] = []
-        self.completed_at: list[Any] = []
-        self.credits_charged: list[Any] = []
-        self.error_code: list[Any] = []
-        self.error_message: list[Any] = []
-        self.n_outputs: list[int] = []
-        self.output_seconds: list[Any] = []
-        self.width: list[Any] = []
-        self.height: list[Any] = []
-        self.idempotency_key: list[Any] = []
-
-    def add(self, generations: list[Mapping[str, Any]]) -> None:
-        """Reduce one page of raw generation dicts to column values."""
-        g = generations
-        self.id.extend([x.get("id") for x in g])
-        self.type.extend([x.get("type") for x in g])
-        self.status.extend([x.get("status") for x in g])
-        self.model.extend([x.get("model") for x in g])
-        self.mode.extend([x.get("mode") for x in g])
-        self.prompt.extend([x.get("prompt") for x in g])
-        self.created_at.extend([x.get("created_at") for x in g])
-        self.completed_at.extend([x.get("completed_at") for x in g])
-        self.credits_charged.extend([x.get("credits_charged") for x in g])
-        self.idempotency_key.extend([x.get("idempotency_key") for x in g])
-        errors = [x.get("error") or _EMPTY for x in g]
-        self.error_code.extend([e.get("code") for e in errors])
-        self.error_message.extend([e.get("message") for e in errors])
-        outputs = [x.get("outputs") or () for x in g]
-        self.n_outputs.extend(map(len, outputs))
-        firsts = [o[0] if o else _EMPTY for o in outputs]
-        self.width.extend([f.get("width") for f in firsts])
-        self.height.extend([f.get("height") for f in firsts])
-        self.output_seconds.extend([_seconds(o) if o else None for o in outputs])
-
-
-def _seconds(outputs: Iterable[Mapping[str, Any]]) -> float | None:
-    """Total media duration of a generation's outputs (None when none reports one: images)."""
-    durations = [o.get("duration_seconds") for o in outputs]
-    known = [d for d in durations if d is not None]
-    return float(sum(known)) if known else None
-
-
-def _times(values: list[Any]) -> pd.DatetimeIndex:
-    return pd.DatetimeIndex(
-        pd.to_datetime(values, utc=True, format="ISO8601"), dtype=_schema.DATETIME
-    )
-
-
-def _text(values: list[Any]) -> Any:
-    return pd.array(values, dtype=_schema.string_dtype())
+#: Pages reduced together: big enough for Arrow to work in bulk, small enough that a long
+#: history never holds its parsed pages (every field of every generation) all at once.
+REDUCE_PAGES = 100
 
 
 def _floats(values: list[Any]) -> np.ndarray:
     return np.array(values, dtype="float64")  # None -> NaN
 
 
-def _to_frame(cols: _Columns, journal: Any) -> pd.DataFrame:
-    created = _times(cols.created_at)
-    completed = _times(cols.completed_at)
-    status = _schema.categorical(cols.status, "status")
-    credits = _floats(cols.credits_charged)
-    # The spec: null while pending, final once completed; a failed job charges nothing, so
-    # it is NaN too (not 0) and never counted as spend.
-    credits[np.asarray(status != "completed")] = np.nan
+def frame_from_table(table: pa.Table) -> pd.DataFrame:
+    """The service's columns (``STORED_SCHEMA``, as the store keeps them) as a history frame.
 
-    joined = journal_columns(journal, cols.id, cols.idempotency_key)
-    journal_mode = joined.pop("mode", None)
-    if journal_mode is not None:
-        cols.mode = [
-            m if m is not None else jm for m, jm in zip(cols.mode, journal_mode, strict=True)
-        ]
+    Category columns are made from Arrow's dictionary encoding and text stays in Arrow's
+    buffers where this pandas keeps strings there, so no Python object is made per value.
+    """
+    table = table.select(STORED_SCHEMA.names).cast(STORED_SCHEMA)
+    data: dict[str, Any] = {}
+    for name in STORED_SCHEMA.names:
+        column = table.column(name)
+        kind = _schema.API_COLUMNS[name]
+        if kind == _schema.CATEGORY:
+            data[name] = _categorical(column, name)
+        elif kind == _schema.STRING:
+            data[name] = _schema.text_from_arrow(column)
+        elif kind == "Int64":
+            data[name] = pd.array(column.to_pandas(), dtype="Int64")
+        else:
+            data[name] = column.to_pandas()
+    return pd.DataFrame(data)  # each column is built in its schema dtype: nothing to convert
 
-    data: dict[str, Any] = {
-        "id": _text(cols.id),
-        "type": _schema.categorical(cols.type, "type"),
-        "status": status,
-        "model": _schema.categorical(cols.model, "model"),
-        "mode": _schema.categorical(cols.mode, "mode"),
-        "prompt": _text(cols.prompt),
-        "created_at": created,
-        "completed_at": completed,
-        "latency_s": np.asarray((completed - created).total_seconds(), dtype="float64"),
-        "credits_charged": credits,
-        "error_code": _schema.categorical(cols.error_code, "error_code"),
-        "error_message": _text(cols.error_message),
-        "n_outputs": np.array(cols.n_outputs, dtype="int64"),
-        "output_seconds": _floats(cols.output_seconds),
-        "width": pd.array(cols.width, dtype="Int64"),
-        "height": pd.array(cols.height, dtype="Int64"),
-        "idempotency_key": _text(cols.idempotency_key),
-    }
-    data.update(_journal_data(joined, len(cols.id)))
-    return pd.DataFrame(data)
+
+def _categorical(column: pa.ChunkedArray, name: str) -> pd.Categorical:
+    encoded = pc.dictionary_encode(column).combine_chunks()
+    codes = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
+    return _schema.categorical_from_codes(codes, encoded.dictionary.to_pylist(), name)
+
+
+def _reduced(pages: Iterable[Page]) -> pa.Table:
+    """The stored columns of ``pages``, reduced ``REDUCE_PAGES`` at a time; each generation
+    once (cursors never list one twice, but a misbehaving server must not double-count)."""
+    tables: list[pa.Table] = []
+    batch: list[pa.Array] = []
+    for page in pages:
+        batch.append(page.items)
+        if len(batch) >= REDUCE_PAGES:
+            tables.append(stored_table(pa.chunked_array(batch, type=ITEM)))
+            batch = []
+    if batch or not tables:
+        tables.append(stored_table(pa.chunked_array(batch, type=ITEM)))
+    return first_of_each_id(pa.concat_tables(tables))
+
+
+def first_of_each_id(table: pa.Table) -> pa.Table:
+    """``table`` without the later rows of an id seen before (in C++: no Python per row)."""
+    ids = table.column("id")
+    if pc.count_distinct(ids, mode="all").as_py() == table.num_rows:
+        return table
+    keep = ~pd.Series(ids.to_pandas()).duplicated(keep="first").to_numpy()
+    return table.filter(pa.array(keep))
 
 
 def _journal_data(joined: dict[str, list[Any]], n_rows: int) -> dict[str, Any]:
@@ -155,8 +109,14 @@ def join_journal(frame: pd.DataFrame, journal: Any) -> pd.DataFrame:
     local and can grow, so it is joined each time a stored frame is read.
     """
     api = frame[[c for c in _schema.API_COLUMNS if c in frame.columns]].copy()
-    keys = [None if pd.isna(k) else k for k in api["idempotency_key"].tolist()]
-    joined = journal_columns(journal, api["id"].tolist(), keys)
+    records = list(journal_records(journal))
+    joined: dict[str, Any]
+    if records:
+        keys = api["idempotency_key"].astype(object)
+        keys = keys.where(keys.notna(), None).tolist()
+        joined = journal_columns(records, api["id"].tolist(), keys)
+    else:  # nothing journaled (a new cache, or generations made elsewhere): no row to match
+        joined = {"journaled": np.zeros(len(api), dtype=bool)}
     journal_mode = joined.pop("mode", None)
     if journal_mode is not None:
         fill = pd.Series(journal_mode, index=api.index, dtype=object)
@@ -184,23 +144,16 @@ def frame_from_generations(
     generations: Iterable[Mapping[str, Any]], *, journal: Any = None
 ) -> pd.DataFrame:
     """The history frame of raw generation dicts (the JSON objects of the API)."""
-    cols = _Columns()
-    cols.add(list(generations))
-    return _to_frame(cols, journal)
+    page = Page(items_from_dicts(generations), next_cursor=None)
+    return join_journal(frame_from_table(_reduced([page])), journal)
 
 
-def frame_from_pages(pages: Iterable[Mapping[str, Any]], *, journal: Any = None) -> pd.DataFrame:
-    """The history frame of list-endpoint pages (``{"data": [...], "next_cursor", ...}``)."""
-    cols = _Columns()
-    seen: set[str] = set()
-    for page in pages:
-        data = page.get("data") or []
-        # Cursors stay valid while new generations arrive; a generation is never listed twice,
-        # but guard anyway so a misbehaving server cannot double-count spend.
-        fresh = [g for g in data if g.get("id") not in seen]
-        seen.update(g.get("id") for g in fresh)
-        cols.add(fresh)
-    return _to_frame(cols, journal)
+def frame_from_pages(
+    pages: Iterable[Page | Mapping[str, Any] | bytes], *, journal: Any = None
+) -> pd.DataFrame:
+    """The history frame of list-endpoint pages (``{"data": [...], "next_cursor", ...}`` as
+    decoded JSON or as the body's bytes)."""
+    return join_journal(frame_from_table(_reduced(as_page(p) for p in pages)), journal)
 
 
 def _filter_params(filters: Mapping[str, Any]) -> dict[str, Any]:
@@ -228,8 +181,7 @@ def generations_frame(
     client: Any,
     *,
     journal: Any = _USE_CLIENT_JOURNAL,
-    prefetch: bool | None = None,
-    on_page: Callable[[Mapping[str, Any]], Any] | None = None,
+    on_page: Callable[[Page], Any] | None = None,
     **filters: Any,
 ) -> pd.DataFrame:
     """All generations of the client's key owner as a DataFrame, one row per generation.
@@ -238,8 +190,8 @@ def generations_frame(
     ``created_after`` (aware datetime, date or ISO string; strictly after). Pages are fetched at
     the largest page size and every cursor is followed, newest first.
 
-    ``on_page(page)`` is called as each page arrives (progress displays). ``prefetch`` fetches
-    the next page on a helper thread; None (default) does so where that pays (``prefetch_pays``).
+    ``on_page(page)`` is called as each page arrives (progress displays; ``len(page)`` is its
+    number of generations).
     ``journal`` (default: the client's own request journal, if it has one) adds the request's
     settings and the estimate shown; pass ``None`` to skip it, or a ``Journal``, a path or an
     iterable of journal records.
@@ -247,17 +199,13 @@ def generations_frame(
     params = _filter_params(filters)
     if journal is _USE_CLIENT_JOURNAL:
         journal = getattr(client, "journal", None)
-    pages: Iterable[Mapping[str, Any]] = iter_generation_pages(client, params)
-    if prefetch is None:
-        prefetch = prefetch_pays(client)
-    if prefetch:
-        pages = prefetched(pages)
+    pages: Iterable[Page] = iter_generation_pages(client, params)
     if on_page is not None:  # a progress display, page by page
         pages = _reporting(pages, on_page)
     return frame_from_pages(pages, journal=journal)
 
 
-def _reporting(pages: Iterable[Mapping[str, Any]], on_page: Callable[[Any], Any]):
+def _reporting(pages: Iterable[Page], on_page: Callable[[Page], Any]) -> Iterable[Page]:
     for page in pages:
         on_page(page)
         yield page
@@ -268,7 +216,6 @@ def update_frame(
     frame: pd.DataFrame,
     *,
     journal: Any = _USE_CLIENT_JOURNAL,
-    prefetch: bool | None = None,
     **filters: Any,
 ) -> pd.DataFrame:
     """``frame`` brought up to date by fetching only what can have changed.
@@ -279,7 +226,7 @@ def update_frame(
     must be those ``frame`` was built with. The result is ordered like the API: newest first.
     """
     if frame.empty:
-        return generations_frame(client, journal=journal, prefetch=prefetch, **filters)
+        return generations_frame(client, journal=journal, **filters)
     pending = frame.loc[frame["status"] == "pending", "created_at"]
     since = pending.min() if len(pending) else frame["created_at"].max()
     # created_after is strictly after: step back a millisecond and de-duplicate by id instead.
@@ -290,7 +237,6 @@ def update_frame(
     fresh = generations_frame(
         client,
         journal=journal,
-        prefetch=prefetch,
         **{**filters, "created_after": since.isoformat()},
     )
     kept = frame[~frame["id"].isin(fresh["id"])]

@@ -95,11 +95,26 @@ def categorical(values: Any, column: str) -> pd.Categorical:
     """
     array = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
     codes, uniques = pd.factorize(array, use_na_sentinel=True)
-    observed = [str(v) for v in uniques]
+    return categorical_from_codes(codes, [str(v) for v in uniques], column)
+
+
+def categorical_from_codes(codes: np.ndarray, observed: list[str], column: str) -> pd.Categorical:
+    """``categorical`` of values given as codes into ``observed`` (-1 for missing)."""
     categories = sorted(set(KNOWN_CATEGORIES.get(column, ())) | set(observed))
     position = {name: i for i, name in enumerate(categories)}
-    remap = np.array([position[name] for name in observed] + [-1], dtype=codes.dtype)
+    remap = np.array([position[name] for name in observed] + [-1], dtype=np.int64)
     return pd.Categorical.from_codes(remap[codes], categories=categories)
+
+
+def text_from_arrow(column: Any) -> Any:
+    """A free-text column from an Arrow string column, in this pandas' string type.
+
+    pandas 3 keeps such text in Arrow buffers already (no copy per value); pandas 2 keeps
+    Python objects, with None for missing.
+    """
+    if PANDAS_3:
+        return pd.array(column, dtype=string_dtype())
+    return np.array(column.to_pylist(), dtype=object)
 
 
 def coerce(series: pd.Series, kind: str) -> pd.Series:

@@ -39,18 +39,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from mediagen.history import _schema
-from mediagen.history._fetch import MAX_PAGE_SIZE, page_getter, prefetch_pays, prefetched
+from mediagen.history._fetch import iter_generation_pages
 from mediagen.history._frame import (
     _USE_CLIENT_JOURNAL,
     _filter_params,
     concat_history,
+    first_of_each_id,
     frame_from_generations,
-    frame_from_pages,
+    frame_from_table,
     join_journal,
 )
+from mediagen.history._pages import ITEM, STORED_SCHEMA, Page, stored_table
 
 #: Bumped when the files' layout changes; a store of another version is rebuilt.
 STORE_VERSION = 1
@@ -113,8 +116,7 @@ class HistoryStore:
             json.dumps({**state, "version": STORE_VERSION}).encode(),
         )
 
-    def _write_frame(self, path: Path, frame: pd.DataFrame) -> None:
-        table = pa.Table.from_pandas(frame[list(STORED_COLUMNS)], preserve_index=False)
+    def _write_table(self, path: Path, table: pa.Table) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".parquet")
         os.close(fd)
@@ -131,15 +133,27 @@ class HistoryStore:
     def _read(self, paths: list[Path]) -> pd.DataFrame:
         """The rows of ``paths`` in that order, as one frame with the history's dtypes.
 
-        One Arrow table and one conversion: cheaper than a frame per file. Parquet keeps
-        pandas dtypes, except a category column with no values (read back as object), so the
-        schema puts every column's dtype back.
+        One Arrow table and one conversion: cheaper than a frame per file.
         """
-        tables = [pq.read_table(p) for p in paths if p.exists()]
-        if not tables:
-            return _schema.apply_history_dtypes(pd.DataFrame(columns=list(STORED_COLUMNS)))
-        table = pa.concat_tables(tables, promote_options="permissive")
-        return _schema.apply_history_dtypes(table.to_pandas())
+        return frame_from_table(self._read_table(paths))
+
+    def _read_table(self, paths: list[Path], newest_first: bool = False) -> pa.Table:
+        """The rows of ``paths``, in that order or (``newest_first``) the file holding the
+        newest generation first, in ``STORED_SCHEMA`` (files written by older versions, from
+        pandas, keep categories as dictionaries: cast back to plain text).
+
+        Each file is sorted newest first (as the list endpoint sends it), so ordering the
+        files by their first row usually leaves the whole table sorted.
+        """
+        tables = [
+            pq.read_table(p, columns=STORED_SCHEMA.names).cast(STORED_SCHEMA)
+            for p in paths
+            if p.exists()
+        ]
+        if newest_first:
+            tables = [t for t in tables if t.num_rows]
+            tables.sort(key=lambda t: t.column("created_at")[0].value or 0, reverse=True)
+        return pa.concat_tables(tables) if tables else STORED_SCHEMA.empty_table()
 
     def _all_ids(self) -> set[str]:
         return self._ids(None)
@@ -171,7 +185,7 @@ class HistoryStore:
         client: Any,
         *,
         chunk_pages: int = 100,
-        on_page: Callable[[Mapping[str, Any]], Any] | None = None,
+        on_page: Callable[[Page], Any] | None = None,
     ) -> SyncResult:
         """Fetch what is new since the last sync (or resume the one that was interrupted).
 
@@ -196,10 +210,8 @@ class HistoryStore:
         else:
             stored_ids = self._stored_ids(since=resume["since"])
         fetched = stored = 0
-        chunk: list[Mapping[str, Any]] = []
+        chunk: list[Page] = []
         pages = self._pages(client, resume["since"], resume["cursor"])
-        if prefetch_pays(client):  # the next page arrives while this one is reduced
-            pages = prefetched(pages)
         saving: Future[int] | None = None
         # A chunk is stored on a helper thread while the next one is fetched (fetching mostly
         # waits on the service). One chunk at a time, in order, and each chunk's resume point
@@ -209,10 +221,9 @@ class HistoryStore:
             for page, cursor in pages:
                 if on_page is not None:
                     on_page(page)
-                data = page.get("data") or []
-                fetched += len(data)
-                if data and resume["head"] is None:
-                    resume["head"] = data[0].get("created_at")
+                fetched += len(page)
+                if len(page) and resume["head"] is None:
+                    resume["head"] = page.first_created_at()
                 chunk.append(page)
                 if len(chunk) >= chunk_pages or cursor is None:
                     if saving is not None:
@@ -227,50 +238,43 @@ class HistoryStore:
 
     def _pages(
         self, client: Any, since: str | None, cursor: str | None, **filters: Any
-    ) -> Iterator[tuple[Mapping[str, Any], str | None]]:
+    ) -> Iterator[tuple[Page, str | None]]:
         """(page, cursor of the page after it or None at the end), from ``cursor`` on."""
-        get_page = page_getter(client)
-        base: dict[str, Any] = {"limit": MAX_PAGE_SIZE, **filters}
-        if since is not None:
-            base["created_after"] = since
-        query = {**base, "after": cursor} if cursor else base
-        while True:
-            page = get_page(query)
-            following = page.get("next_cursor")
-            if page.get("has_more") is False:
-                following = None
-            yield page, following or None
-            if not following:
-                return
-            query = {**base, "after": following}
+        params = {**filters, "created_after": since} if since is not None else filters
+        for page in iter_generation_pages(client, params, after=cursor):
+            yield page, page.next_cursor
 
     def _save_chunk(
-        self, pages: list[Mapping[str, Any]], stored_ids: set[str], progress: Mapping[str, Any]
+        self, pages: list[Page], stored_ids: set[str], progress: Mapping[str, Any]
     ) -> int:
         """Store one chunk of pages, then the state that resumes after it."""
-        stored = self._save_rows(frame_from_pages(pages, journal=None), stored_ids)
+        items = pa.chunked_array([page.items for page in pages], type=ITEM)
+        stored = self._save_rows(first_of_each_id(stored_table(items)), stored_ids)
         self._write_state(progress)
         return stored
 
-    def _save_rows(self, frame: pd.DataFrame, stored_ids: set[str]) -> int:
+    def _save_rows(self, table: pa.Table, stored_ids: set[str]) -> int:
         """Store the new settled rows as one segment; add the pending ones to open-next."""
-        frame = frame[list(STORED_COLUMNS)]
-        # Membership in a Python set, row by row: pandas' isin would copy the growing set into a
-        # list for every chunk (quadratic over a long first sync).
-        keep = (frame["status"] != "pending").to_numpy(copy=True)
+        pending = pc.fill_null(pc.equal(table.column("status"), "pending"), False).to_numpy(
+            zero_copy_only=False
+        )
+        keep = ~pending
         if stored_ids:
-            keep &= np.array([i not in stored_ids for i in frame["id"].tolist()], dtype=bool)
-        settled = frame[keep]
-        if len(settled):
+            # Membership in a Python set, row by row: an isin would copy the growing set into
+            # an array for every chunk (quadratic over a long first sync).
+            ids = table.column("id").to_pylist()
+            keep &= np.fromiter((i not in stored_ids for i in ids), dtype=bool, count=len(ids))
+        settled = table.filter(pa.array(keep))
+        if settled.num_rows:
             number = _next_segment_number(self.segments())
-            self._write_frame(self._settled_dir / f"part-{number:06d}.parquet", settled)
-            stored_ids.update(settled["id"])
-        pending = frame[frame["status"] == "pending"]
-        if len(pending):
+            self._write_table(self._settled_dir / f"part-{number:06d}.parquet", settled)
+            stored_ids.update(settled.column("id").to_pylist())
+        if pending.any():
             seen = self._read([self.root / "open-next.parquet"])
-            merged = concat_history([seen, pending]).drop_duplicates("id", keep="last")
-            self._write_frame(self.root / "open-next.parquet", merged)
-        return len(settled)
+            fresh = frame_from_table(table.filter(pa.array(pending)))
+            merged = concat_history([seen, fresh]).drop_duplicates("id", keep="last")
+            self._write_table(self.root / "open-next.parquet", table_of(merged))
+        return settled.num_rows
 
     def _refresh_pending(self, client: Any) -> tuple[int, int]:
         """The generations pending at the last sync and older than this one's window.
@@ -288,11 +292,11 @@ class HistoryStore:
         since = (old["created_at"].min() - pd.Timedelta(milliseconds=1)).isoformat()
         still: set[str] = set()
         for page, _ in self._pages(client, since, None, status="pending"):
-            still.update(g.get("id") for g in page.get("data") or [])
+            still.update(page.ids())
         moved = [client.generations.get(i).to_dict() for i in old["id"] if i not in still]
         kept = old[old["id"].isin(still)]
         settled = frame_from_generations(moved)[list(STORED_COLUMNS)]
-        stored = self._save_rows(concat_history([kept, settled]), set())
+        stored = self._save_rows(table_of(concat_history([kept, settled])), set())
         return len(still) + len(moved), stored
 
     def _finish(
@@ -330,15 +334,17 @@ class HistoryStore:
         """Every stored generation (settled, then those pending at the last sync), newest first.
 
         Columns are the service's (``mediagen.history.HISTORY_COLUMNS`` minus the journal's).
-        Segments are written newest first within a sync and later syncs hold newer rows, so
-        reading them newest segment first leaves a nearly sorted frame for the stable sort.
+        Each segment holds a run of the list endpoint's order (newest first), so reading the
+        segments by their newest row usually leaves nothing to sort.
         """
-        settled = self._read(self.segments()[::-1])
+        settled = frame_from_table(self._read_table(self.segments(), newest_first=True))
         pending = self._read([self.root / "open.parquet"])
         if len(pending):  # a row settled and stored by a sync that died before its state
             known = set(settled.loc[settled["id"].isin(pending["id"]), "id"])
             pending = pending[~pending["id"].isin(known)]
             settled = concat_history([pending, settled])
+        if settled["created_at"].is_monotonic_decreasing:
+            return settled  # the usual case: nothing to sort
         ordered = settled.sort_values("created_at", ascending=False, kind="stable")
         return ordered.reset_index(drop=True)
 
@@ -360,7 +366,7 @@ class HistoryStore:
         if len(pending):  # without rows settled meanwhile (a sync that died before its state)
             pending = pending[~pending["id"].isin(self._stored_ids(only=set(pending["id"])))]
         if len(pending) or not parts:
-            con.register("_open", _micro(pa.Table.from_pandas(pending, preserve_index=False)))
+            con.register("_open", _micro(table_of(pending)))
             parts.append("SELECT * FROM _open")
         # The view is a plain union: no join against the settled ids, which would hold every
         # id of the history in memory at once.
@@ -396,9 +402,7 @@ def export_team(store: HistoryStore, folder: str | os.PathLike[str], *, member: 
     frame = store.frame()
     frame = frame[frame["status"].astype(object) != "pending"]
     months = frame["created_at"].dt.tz_convert("UTC").dt.strftime("%Y-%m")
-    table = pa.Table.from_pandas(
-        frame[list(STORED_COLUMNS)].assign(month=months.astype(str)), preserve_index=False
-    )
+    table = table_of(frame).append_column("month", pa.array(months.astype(str).tolist()))
     root = Path(folder).expanduser() / f"member={member}"
     shutil.rmtree(root, ignore_errors=True)
     ds.write_dataset(
@@ -423,6 +427,12 @@ def read_team(folder: str | os.PathLike[str]) -> pd.DataFrame:
     frame = dataset.to_table().to_pandas()
     extra = frame[["member", "month"]].astype(str)
     return pd.concat([_schema.apply_history_dtypes(frame[list(STORED_COLUMNS)]), extra], axis=1)
+
+
+def table_of(frame: pd.DataFrame) -> pa.Table:
+    """The service's columns of a history frame as an Arrow table in ``STORED_SCHEMA``."""
+    table = pa.Table.from_pandas(frame[list(STORED_COLUMNS)], preserve_index=False)
+    return table.cast(STORED_SCHEMA)
 
 
 def _micro(table: pa.Table) -> pa.Table:
@@ -486,7 +496,7 @@ def stored_frame(
     sync: bool = True,
     rebuild: bool = False,
     journal: Any = _USE_CLIENT_JOURNAL,
-    on_page: Callable[[Mapping[str, Any]], Any] | None = None,
+    on_page: Callable[[Page], Any] | None = None,
     **filters: Any,
 ) -> pd.DataFrame:
     """The client's history from its local store, synced first (the default), newest first.

@@ -10,7 +10,7 @@ import argparse
 import datetime as dt
 import re
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Sized
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -132,9 +132,9 @@ def _history(magics: MediagenMagics, args: argparse.Namespace) -> Any:
     with Progress("Fetching history", unit="page") as bar:
         rows = 0
 
-        def on_page(page: Mapping[str, Any]) -> None:
+        def on_page(page: Sized) -> None:
             nonlocal rows
-            rows += len(page.get("data") or ())
+            rows += len(page)
             bar.advance(message=plural(rows, "generation"))
 
         try:

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from mediagen._progress import Progress, expected_seconds
+from mediagen._progress import Progress
 from mediagen.client import _progress_hook
+from mediagen.magics import _service as mc
 from mediagen.magics._formatters import FALLBACK_RENDERERS
 from mediagen.magics._magics import MediagenMagics
 
 _LOADED: dict[int, dict[str, Any]] = {}
-
-#: how the client names a foreground wait (``client.generations.wait``) in its progress hook
-_WAITING_FOR = "Waiting for generation "
 
 
 def client_model_types() -> list[tuple[type, Any]]:
@@ -31,25 +29,26 @@ def client_model_types() -> list[tuple[type, Any]]:
     return found
 
 
-def _reporter(description: str, unit: str, total: int | None) -> Progress:
+def _reporter(description: str, unit: str, total: int | None, about: Any = None) -> Progress:
     expected = None
-    if description.startswith(_WAITING_FOR):
-        expected = _expected_for(description[len(_WAITING_FOR) :].strip())
+    if about is not None:  # a wait: (client, generation)
+        client, generation = about
+        expected = _expected(client, generation)
     return Progress(description, total, unit=unit, expected=expected)
 
 
-def _expected_for(generation_id: str) -> float | None:
-    """How long a generation's model usually takes, from the default journal (a client with a
-    cache of its own keeps its own journal: then no expectation is shown)."""
-    from mediagen.client._config import default_cache_dir
-    from mediagen.journal import Journal
-
-    journal = Journal(default_cache_dir() / "journal.jsonl")
+def _expected(client: Any, generation: Any) -> float | None:
+    """How long the generation's model usually takes for this user: from the client's history
+    store, else its journal (``mc.expected_seconds``); None when nothing says. A wait given
+    only an id finds the model in the journal. Never an error: it only scales a progress bar."""
     try:
-        model = journal.latest().get(generation_id, {}).get("model")
-    except OSError:
+        if isinstance(generation, str):
+            journal = getattr(client, "journal", None)
+            known = journal.latest().get(generation, {}) if journal is not None else {}
+            generation = {"model": known.get("model"), "mode": known.get("mode")}
+        return mc.expected_seconds(client, generation)
+    except Exception:  # a broken store or journal must not break the wait it decorates
         return None
-    return expected_seconds(journal, model)
 
 
 def load_ipython_extension(ipython: Any) -> None:

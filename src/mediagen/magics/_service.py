@@ -8,7 +8,7 @@ typed models and plain dicts alike (the API is additive-only; unknown fields nev
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sized
 from typing import Any
 
 from mediagen._fields import as_json, read_field
@@ -82,7 +82,7 @@ def history_frame(
     filters: Mapping[str, Any],
     *,
     sync: bool,
-    on_page: Callable[[Mapping[str, Any]], Any],
+    on_page: Callable[[Sized], Any],
 ) -> Any:
     """The history from the client's local store, synced first unless ``sync`` is False
     (a sync fetches only what is new since the last one; the store keeps the settled rest)."""

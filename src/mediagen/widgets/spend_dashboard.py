@@ -413,6 +413,10 @@ class SpendDashboard(StaticFallback, w.VBox):
         view = view[[c for c in TABLE_COLUMNS if c in view.columns]].copy()
         if "prompt" in view:
             view["prompt"] = view["prompt"].str.slice(0, 60)
+        if "latency_s" in view:  # a tenth of a second is what a reader compares
+            view["latency_s"] = [
+                "" if pd.isna(v) else f"{v:.1f} s" for v in view["latency_s"].tolist()
+            ]
         if "created_at" in view:  # local time, as the user reads a clock
             local = view["created_at"].dt.tz_convert(local_timezone())
             view["created_at"] = local.dt.strftime("%Y-%m-%d %H:%M")

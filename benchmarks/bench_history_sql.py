@@ -37,6 +37,7 @@ def make_store(root: str, n: int) -> None:
 
     from mediagen.history import HistoryStore
     from mediagen.history._schema import apply_history_dtypes
+    from mediagen.history._store import table_of
 
     store = HistoryStore(root)
     rng = np.random.default_rng(0)
@@ -69,7 +70,7 @@ def make_store(root: str, n: int) -> None:
             }
         )
         frame = apply_history_dtypes(frame)
-        store._write_frame(store.root / "settled" / f"part-{number:06d}.parquet", frame)
+        store._write_table(store.root / "settled" / f"part-{number:06d}.parquet", table_of(frame))
         written += size
     store._write_state({"since": end.isoformat(), "resume": None, "synced": True})
 

@@ -48,10 +48,12 @@ def test_a_cell_wait_expects_the_time_the_users_stored_history_says(
 
 
 def test_a_plain_wait_expects_the_time_the_users_stored_history_says(
-    shell, sandbox, tenant, tmp_path
+    shell, sandbox, tenant, tmp_path, monkeypatch
 ):
     """``client.generations.wait`` outside a cell, extension loaded: the progress bar's scale
-    comes from the client's own store (given the generation, or only its id)."""
+    comes from the client's own store (given the generation, or only its id), not from the
+    default cache's journal, which knows nothing here."""
+    monkeypatch.setenv("MEDIAGEN_CACHE_DIR", str(tmp_path / "default"))
     with mediagen.Client(
         api_key=tenant.api_key,
         base_url=sandbox.base_url,

@@ -207,3 +207,41 @@ def test_the_list_endpoint_pages_only_after_the_last_sync(sandbox, tenant, tmp_p
         seen.clear()
         c.generations.to_dataframe()
         assert seen.count("/v1/generations") == 1 < full
+
+
+def test_a_store_written_from_pandas_by_the_previous_version_reads_back_unchanged(tmp_path):
+    """Segments used to be written from the DataFrame (categories as Arrow dictionaries);
+    now they are written from Arrow columns. A store of the old kind is read as it was, with
+    no rebuild (a user's 1M-row store is not fetched again)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from history_factory import generation
+
+    from mediagen.history import frame_from_generations
+    from mediagen.history._store import STORED_COLUMNS, table_of
+
+    gens = [
+        generation(status="completed"),
+        generation(type="image", status="failed", error=("safety", "blocked")),
+        generation(type="audio", mode="default"),
+    ]
+    frame = frame_from_generations(gens)[list(STORED_COLUMNS)]
+    old = pa.Table.from_pandas(frame, preserve_index=False)
+    assert pa.types.is_dictionary(old.schema.field("type").type)
+    (tmp_path / "settled").mkdir()
+    pq.write_table(
+        old,
+        tmp_path / "settled" / "part-000000.parquet",
+        coerce_timestamps="us",
+        allow_truncated_timestamps=True,
+    )
+    store = HistoryStore(tmp_path)
+    expected = frame.sort_values("created_at", ascending=False).reset_index(drop=True)
+    pd.testing.assert_frame_equal(store.frame(), expected)
+    # ...and beside it a segment of today's kind (what the next sync adds).
+    newer = frame_from_generations([generation(type="video")])[list(STORED_COLUMNS)]
+    store._write_table(tmp_path / "settled" / "part-000001.parquet", table_of(newer))
+    both = store.frame()
+    assert list(both["id"]) == [newer["id"][0], *expected["id"]]
+    by_type = store.sql("SELECT type, count(*) AS n FROM generations GROUP BY ALL ORDER BY type")
+    assert by_type.to_dict("list") == {"type": ["audio", "image", "video"], "n": [1, 1, 2]}

@@ -58,7 +58,7 @@ from mediagen.history._pages import ITEM, STORED_SCHEMA, Page, stored_table
 #: Bumped when the files' layout changes; a store of another version is rebuilt.
 STORE_VERSION = 1
 #: Columns kept on disk: the service's. Journal columns are joined on read (they can change).
-STORED_COLUMNS = tuple(_schema.API_COLUMNS)
+STORED_COLUMNS = tuple(STORED_SCHEMA.names)
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,20 @@ def port_answers(port: int) -> bool:
     return False
 
 
+def answer_to_head(port: int, header_bytes: int) -> bytes:
+    """Everything JupyterLab sends back to a request with one header of ``header_bytes``."""
+    head = b"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+    head += b"X-Big: " + b"a" * header_bytes + b"\r\n\r\n"
+    received = b""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        with contextlib.suppress(OSError):
+            sock.sendall(head)
+        with contextlib.suppress(OSError):
+            while chunk := sock.recv(65536):
+                received += chunk
+    return received
+
+
 def run_in_kernel(
     port: int, token: str, kernel_id: str, code: str, until: str | None = None
 ) -> str:
@@ -185,6 +199,13 @@ def test_lab_runs_jupyterlab_with_the_sandbox_and_stops_both(tmp_path: Path):
         sandbox_url = printed.split("BASE ", 1)[1].split()[0]
         sandbox_port = int(sandbox_url.rsplit(":", 1)[1])
         assert port_answers(sandbox_port)
+
+        # Tornado, under JupyterLab, reads at most 64 KiB of request head (its max_header_size,
+        # which jupyter_server leaves at the default) and drops a connection that sends more.
+        assert answer_to_head(port, 60 * 1024).startswith(b"HTTP/1.1 403 ")  # read, no token
+        assert answer_to_head(port, 100 * 1024) == b""
+        assert answer_to_head(port, 4 * 1024 * 1024) == b""
+        assert httpx.get(f"{base}/api/status", headers=headers, timeout=10).status_code == 200
 
         lab.process.send_signal(signal.SIGINT)  # what Ctrl-C does
         assert lab.process.wait(timeout=60) == 0

@@ -52,8 +52,10 @@ def popen(command: Sequence[str], **options: Any) -> subprocess.Popen[Any]:
     starts) stops when this process dies, even by SIGKILL.
 
     The returned process is the launcher, in a session of its own: ``terminate()`` asks the
-    command to stop cleanly and ``wait()`` returns the command's exit status. Outside POSIX the
-    command is started directly, in a new process group.
+    command to stop cleanly and ``wait()`` returns the command's exit status. Call it from the
+    main thread (or one that lives as long as the process): Linux sends the parent-death signal
+    when the *thread* that started the launcher ends. Outside POSIX the command is started
+    directly, in a new process group.
     """
     if os.name != "posix":
         flags = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)

@@ -18,13 +18,16 @@ import sys
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import psutil
 import pytest
 import websocket
 
 from mediagen._lab import Connection, build_parser, connection_from_env, jupyter_command
+from process_helpers import can_listen, describe, sigint_default, wait_until_gone
 
 STARTUP_TIMEOUT = 120.0
 
@@ -41,8 +44,25 @@ def port_answers(port: int) -> bool:
     return False
 
 
-def run_in_kernel(port: int, token: str, kernel_id: str, code: str) -> str:
-    """Execute ``code`` in a kernel over JupyterLab's websocket; returns its stdout."""
+def answer_to_head(port: int, header_bytes: int) -> bytes:
+    """Everything JupyterLab sends back to a request with one header of ``header_bytes``."""
+    head = b"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+    head += b"X-Big: " + b"a" * header_bytes + b"\r\n\r\n"
+    received = b""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        with contextlib.suppress(OSError):
+            sock.sendall(head)
+        with contextlib.suppress(OSError):
+            while chunk := sock.recv(65536):
+                received += chunk
+    return received
+
+
+def run_in_kernel(
+    port: int, token: str, kernel_id: str, code: str, until: str | None = None
+) -> str:
+    """Execute ``code`` in a kernel over JupyterLab's websocket; returns its stdout once it
+    finished, or as soon as the output holds ``until`` (the code still running)."""
     ws = websocket.create_connection(
         f"ws://127.0.0.1:{port}/api/kernels/{kernel_id}/channels?token={token}", timeout=60
     )
@@ -80,6 +100,8 @@ def run_in_kernel(port: int, token: str, kernel_id: str, code: str) -> str:
             kind = message["header"]["msg_type"]
             if kind == "stream":
                 out.append(message["content"]["text"])
+                if until is not None and until in "".join(out):
+                    return "".join(out)
             elif kind == "error":
                 raise AssertionError("kernel error: " + "\n".join(message["content"]["traceback"]))
             elif kind == "execute_reply":
@@ -99,8 +121,32 @@ print("ADMIN", httpx.get(base + "/admin/config", headers=admin).status_code)
 """
 
 
-@pytest.mark.slow
-def test_lab_runs_jupyterlab_with_the_sandbox_and_stops_both(tmp_path: Path):
+@dataclass
+class Lab:
+    """A running ``mediagen lab``: its process, its JupyterLab port and token, what it printed."""
+
+    process: subprocess.Popen
+    port: int
+    token: str
+    output: list[str]
+    reader: threading.Thread | None = None
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"token {self.token}"}
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+def start_lab(tmp_path: Path) -> Lab:
+    """Run ``mediagen lab`` on a free port and wait until JupyterLab answers."""
     port, token = free_port(), uuid.uuid4().hex
     notebooks = tmp_path / "notebooks"
     notebooks.mkdir()
@@ -114,27 +160,37 @@ def test_lab_runs_jupyterlab_with_the_sandbox_and_stops_both(tmp_path: Path):
     command = [sys.executable, "-m", "mediagen._lab", "--no-browser", "--port", str(port)]
     command += ["--notebook-dir", str(notebooks), "--data-dir", str(tmp_path / "sandbox")]
     command += ["--speed", "0"]
-    lab = subprocess.Popen(
+    process = subprocess.Popen(
         command,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=sigint_default,  # the test presses Ctrl-C, wherever it runs
     )
-    output: list[str] = []
-    reader = threading.Thread(target=lambda: output.extend(lab.stdout), daemon=True)
-    reader.start()
-    base = f"http://127.0.0.1:{port}"
-    headers = {"Authorization": f"token {token}"}
+    lab = Lab(process, port, token, [])
+    lab.reader = threading.Thread(target=lambda: lab.output.extend(process.stdout), daemon=True)
+    lab.reader.start()
     try:
         deadline = time.monotonic() + STARTUP_TIMEOUT
         while True:
-            assert lab.poll() is None, "mediagen lab exited early:\n" + "".join(output)
+            assert process.poll() is None, "mediagen lab exited early:\n" + "".join(lab.output)
             with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{base}/api/status", headers=headers, timeout=2).status_code == 200:
-                    break
-            assert time.monotonic() < deadline, "JupyterLab never answered:\n" + "".join(output)
+                status = httpx.get(f"{lab.base}/api/status", headers=lab.headers, timeout=2)
+                if status.status_code == 200:
+                    return lab
+            assert time.monotonic() < deadline, "JupyterLab never answered:\n" + "".join(lab.output)
             time.sleep(0.25)
+    except BaseException:
+        lab.stop()
+        raise
+
+
+@pytest.mark.slow
+def test_lab_runs_jupyterlab_with_the_sandbox_and_stops_both(tmp_path: Path):
+    lab = start_lab(tmp_path)
+    port, token, base, headers, output = lab.port, lab.token, lab.base, lab.headers, lab.output
+    try:
         assert httpx.get(f"{base}/lab", headers=headers, timeout=10).status_code == 200
         kernel = httpx.post(f"{base}/api/kernels", headers=headers, json={}, timeout=60).json()
         printed = run_in_kernel(port, token, kernel["id"], KERNEL_CODE)
@@ -144,13 +200,19 @@ def test_lab_runs_jupyterlab_with_the_sandbox_and_stops_both(tmp_path: Path):
         sandbox_port = int(sandbox_url.rsplit(":", 1)[1])
         assert port_answers(sandbox_port)
 
-        lab.send_signal(signal.SIGINT)  # what Ctrl-C does
-        assert lab.wait(timeout=60) == 0
+        # Tornado, under JupyterLab, reads at most 64 KiB of request head (its max_header_size,
+        # which jupyter_server leaves at the default) and drops a connection that sends more.
+        assert answer_to_head(port, 60 * 1024).startswith(b"HTTP/1.1 403 ")  # read, no token
+        assert answer_to_head(port, 100 * 1024) == b""
+        assert answer_to_head(port, 4 * 1024 * 1024) == b""
+        assert httpx.get(f"{base}/api/status", headers=headers, timeout=10).status_code == 200
+
+        lab.process.send_signal(signal.SIGINT)  # what Ctrl-C does
+        assert lab.process.wait(timeout=60) == 0
     finally:
-        if lab.poll() is None:
-            lab.kill()
-            lab.wait()
-    reader.join(timeout=5)
+        lab.stop()
+    assert lab.reader is not None
+    lab.reader.join(timeout=5)
     assert not port_answers(port), "JupyterLab still listens after mediagen lab stopped"
     assert not port_answers(sandbox_port), "the sandbox still listens after mediagen lab stopped"
     text = "".join(output)
@@ -160,6 +222,41 @@ def test_lab_runs_jupyterlab_with_the_sandbox_and_stops_both(tmp_path: Path):
     assert f"(kept in {tmp_path / 'sandbox' / 'admin_token'})" in text
     assert "mgsk_" not in text, "the key was printed"
     assert "MEDIAGEN_API_KEY=" not in text, "the key was printed"
+
+
+BUSY_KERNEL_CODE = """
+import os, time
+print("BASE", os.environ["MEDIAGEN_BASE_URL"], "BUSY", flush=True)
+while True:
+    time.sleep(0.01)
+"""
+
+
+@pytest.mark.slow
+def test_kill_9_of_lab_stops_the_sandbox_jupyterlab_and_a_busy_kernel(tmp_path: Path):
+    """SIGKILL gives ``mediagen lab`` no chance to clean up: its children notice by themselves.
+    Within 5 s no process it started is left (the kernel, a grandchild, included) and both
+    ports can be bound again."""
+    lab = start_lab(tmp_path)
+    try:
+        kernel = httpx.post(f"{lab.base}/api/kernels", headers=lab.headers, json={}, timeout=60)
+        printed = run_in_kernel(lab.port, lab.token, kernel.json()["id"], BUSY_KERNEL_CODE, "BUSY")
+        sandbox_port = int(printed.split("BASE ", 1)[1].split()[0].rsplit(":", 1)[1])
+        tree = psutil.Process(lab.process.pid).children(recursive=True)
+        started = " ".join(describe(tree))
+        for expected in ("-m mediagen_sandbox", "-m jupyterlab", "ipykernel_launcher"):
+            assert expected in started, describe(tree)
+        assert (
+            httpx.get(f"{lab.base}/api/kernels", headers=lab.headers).json()[0]["execution_state"]
+            == "busy"
+        )
+    finally:
+        lab.process.kill()
+        lab.process.wait()
+    left = wait_until_gone(tree, timeout=5)
+    assert left == [], describe(left)
+    assert can_listen(lab.port), "JupyterLab's port is still taken"
+    assert can_listen(sandbox_port), "the sandbox's port is still taken"
 
 
 def test_a_real_service_in_the_environment_is_used_instead_of_the_sandbox():

@@ -13,8 +13,11 @@ What it does, in order:
 3. Stops everything when JupyterLab stops (File > Shut Down) or on Ctrl-C / SIGTERM: JupyterLab
    first (it shuts its kernels down), then the sandbox.
 
-Both children run in their own process group so a Ctrl-C reaches only this process, which then
+Both children run in their own session so a Ctrl-C reaches only this process, which then
 stops them in order (a Ctrl-C sent straight to JupyterLab would make it ask for confirmation).
+Both are started through :mod:`mediagen._tether`, so they cannot outlive this process: after a
+``kill -9`` of ``mediagen lab`` the sandbox (with its render workers), JupyterLab and its kernels
+stop within seconds and their ports are free again.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+
+from mediagen import _tether
 
 ENV_BASE_URL = "MEDIAGEN_BASE_URL"
 ENV_API_KEY = "MEDIAGEN_API_KEY"
@@ -143,13 +148,8 @@ class Sandbox:
         if self.speed is not None:
             command += ["--speed", str(self.speed)]
         self._log = open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115 (closed in stop)
-        self.process = subprocess.Popen(
-            command,
-            stdout=subprocess.PIPE,
-            stderr=self._log,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            start_new_session=True,
+        self.process = _tether.popen(
+            command, stdout=subprocess.PIPE, stderr=self._log, stdin=subprocess.DEVNULL, text=True
         )
         values = self._read_announcement()
         # Keep draining stdout so the sandbox never blocks on a full pipe.
@@ -265,11 +265,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             # the local sandbox's own admin secret (top-ups, teammates in the tutorials)
             env[ENV_ADMIN_TOKEN] = sandbox.admin_token
         _say(f"opening JupyterLab on {notebook_dir} (Ctrl-C stops it and the sandbox)")
-        jupyter = subprocess.Popen(
-            jupyter_command(args, notebook_dir, extra),
-            env=env,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
+        jupyter = _tether.popen(
+            jupyter_command(args, notebook_dir, extra), env=env, stdin=subprocess.DEVNULL
         )
         return jupyter.wait()  # the child's exit code is the command's
     except (KeyboardInterrupt, _Stop):

@@ -3,16 +3,19 @@
 ``mediagen lab [options]`` opens JupyterLab on the notebooks, connected to the sandbox it starts
 (or to the service named by ``MEDIAGEN_BASE_URL`` and ``MEDIAGEN_API_KEY``): see ``mediagen._lab``.
 
-``mediagen sandbox [--host] [--port] [--data-dir] [--speed]`` starts the local service. It runs
-``python -m mediagen_sandbox`` as a child process (``mediagen`` never imports
-``mediagen_sandbox``: they are two sides of one contract), passes its output through, and
-forwards Ctrl-C / SIGTERM so the server stops cleanly.
+``mediagen sandbox [--host] [--port] [--data-dir] [--speed]`` starts the local service: the
+process becomes ``python -m mediagen_sandbox`` (``os.execv``; ``mediagen`` never imports
+``mediagen_sandbox``: they are two sides of one contract). Being the server itself rather than
+its parent, it leaves nothing behind whatever stops it: Ctrl-C and SIGTERM stop the server
+cleanly, and after a ``kill -9`` its render workers notice and exit. Where exec cannot replace
+the process (Windows) the server runs as a child, with Ctrl-C / SIGTERM forwarded to it.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import signal
 import subprocess
 import sys
@@ -29,6 +32,10 @@ def _sandbox(args: argparse.Namespace) -> int:
     if args.data_dir:
         cmd += ["--data-dir", args.data_dir]
     cmd += ["--speed", str(args.speed)]
+    if os.name == "posix":
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execv(sys.executable, cmd)  # noqa: S606 (the sandbox takes this process over)
     child = subprocess.Popen(cmd)
 
     def forward(signum, _frame):

@@ -23,4 +23,5 @@ TOKENS = 10_000_000  # an estimate's input/output tokens
 CREDITS = 1e12  # an admin-set balance, grant or cap (the ledger holds integer cents)
 
 BODY_BYTES = 1 << 20  # a JSON request body; the largest valid body is a fraction of this
+HEAD_BYTES = 64 << 10  # a request line and its headers (what browsers and proxies send fits)
 ERROR_DETAILS = 50  # entries of a 422's details; the message counts the rest

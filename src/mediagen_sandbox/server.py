@@ -22,10 +22,12 @@ from pathlib import Path
 
 import uvicorn
 
+from . import limits
 from .app import create_app
 from .config import RuntimeConfig
 from .context import SandboxContext, default_data_dir
 from .db.schema import SchemaTooNew
+from .protocols import PROTOCOLS
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -43,6 +45,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=int,
         default=None,
         help="render processes per lane (default: from the number of cores)",
+    )
+    parser.add_argument(
+        "--http",
+        choices=sorted(PROTOCOLS),
+        default="auto",
+        help="HTTP/1.1 implementation (default: httptools where installed, else h11)",
     )
     parser.add_argument("--log-level", default="warning")
     return parser.parse_args(argv)
@@ -116,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     app = create_app(ctx)
     config = uvicorn.Config(
         app,
+        http=PROTOCOLS[args.http],  # a request head over limits.HEAD_BYTES is answered 431
+        h11_max_incomplete_event_size=limits.HEAD_BYTES,
         log_level=args.log_level,
         access_log=False,
         lifespan="on",

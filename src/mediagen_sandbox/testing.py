@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -205,11 +205,19 @@ class AdminClient:
 class SandboxHandle:
     """A running sandbox subprocess; see the module docstring."""
 
-    def __init__(self, data_dir: Path, speed: float, port: int, env: dict[str, str] | None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        speed: float,
+        port: int,
+        env: dict[str, str] | None,
+        args: Sequence[str] = (),
+    ) -> None:
         self.data_dir = Path(data_dir)
         self.speed = speed
         self.port = port
         self.env = env
+        self.args = list(args)  # more options of ``python -m mediagen_sandbox``
         self.process: subprocess.Popen | None = None
         self.base_url = ""
         self.api_key = ""
@@ -232,6 +240,7 @@ class SandboxHandle:
         cmd = [
             sys.executable, "-m", "mediagen_sandbox", "--host", "127.0.0.1",
             "--port", str(port), "--data-dir", str(self.data_dir), "--speed", str(self.speed),
+            *self.args,
         ]  # fmt: skip
         env = {**os.environ, "PYTHONUNBUFFERED": "1", **(self.env or {})}
         log = open(self._log_path, "ab")  # noqa: SIM115 - lives as long as the process
@@ -345,15 +354,17 @@ def running_sandbox(
     speed: float = 0.0,
     port: int = 0,
     env: dict[str, str] | None = None,
+    args: Sequence[str] = (),
 ) -> Iterator[SandboxHandle]:
     """Start ``python -m mediagen_sandbox`` and yield its handle; stop it on exit.
 
-    ``data_dir=None`` uses a fresh temporary directory, removed afterwards.
+    ``data_dir=None`` uses a fresh temporary directory, removed afterwards. ``args``: more
+    options, such as ``["--http", "h11"]``.
     """
     temporary = data_dir is None
     path = Path(tempfile.mkdtemp(prefix="mediagen-sandbox-")) if temporary else Path(data_dir)
     path.mkdir(parents=True, exist_ok=True)
-    handle = SandboxHandle(path, speed, port, env)
+    handle = SandboxHandle(path, speed, port, env, args)
     try:
         handle.start()
         yield handle

@@ -16,6 +16,7 @@ import pytest
 from client_faults import FakeServer, Reply
 
 import mediagen
+from process_helpers import sigint_default
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 200  # the bytes are not decoded: only kept or refused
 
@@ -158,7 +159,9 @@ def test_an_interrupted_download_leaves_no_temporary_file(files, tmp_path):
     files.routes = {"/stall.png": Reply(200, headers, PNG, hold)}
     cache = tmp_path / "cache"
     args = [files.server.url, str(cache), str(tmp_path / "saved")]
-    process = subprocess.Popen([sys.executable, "-c", SAVER, *args], stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "-c", SAVER, *args], stderr=subprocess.PIPE, preexec_fn=sigint_default
+    )
     try:
         deadline = time.monotonic() + 60
         while not list(cache.rglob("*.part-*")) and time.monotonic() < deadline:

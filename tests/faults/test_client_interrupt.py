@@ -15,6 +15,7 @@ import pytest
 from client_faults import Relay, example_request, reserves, submits
 
 import mediagen
+from process_helpers import sigint_default
 
 WAITER = """
 import os, sys
@@ -37,7 +38,7 @@ def _run_until(script: str, args: list[str], env: dict, ready) -> subprocess.Com
     """Start ``script``; once ``ready(first stdout line)`` send SIGINT; the finished process."""
     process = subprocess.Popen(
         [sys.executable, "-c", script, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env={**os.environ, **env}, text=True,
+        env={**os.environ, **env}, text=True, preexec_fn=sigint_default,
     )  # fmt: skip
     try:
         ready(process)

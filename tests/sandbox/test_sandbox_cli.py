@@ -6,20 +6,26 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import httpx
+import psutil
 import pytest
+
+from process_helpers import can_listen, describe, sigint_default, wait_until_gone
 
 READY = ("MEDIAGEN_BASE_URL", "MEDIAGEN_API_KEY", "MEDIAGEN_SANDBOX_ADMIN_TOKEN")
 
 
 def _start(cmd: list[str]) -> tuple[subprocess.Popen, dict[str, str]]:
-    """Start the command and read its ready lines (pytest-timeout guards a hang)."""
+    """Start the command and read its ready lines (pytest-timeout guards a hang). It takes
+    SIGINT as Ctrl-C does, even when this test runs where SIGINT is ignored."""
     proc = subprocess.Popen(
         cmd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        preexec_fn=sigint_default,
     )
     lines: dict[str, str] = {}
     while len(lines) < len(READY):
@@ -68,3 +74,31 @@ def test_one_command_prints_ready_lines_and_stops_cleanly(tmp_path, cmd, stop_si
     proc.send_signal(signal.SIGTERM)
     proc.wait(20)
     assert again["MEDIAGEN_API_KEY"] == key
+
+
+def test_kill_9_of_mediagen_sandbox_while_rendering_leaves_nothing_running(tmp_path):
+    """``mediagen sandbox`` is the server itself (no parent left to kill): a SIGKILL mid-render
+    takes its render workers and multiprocessing's resource tracker with it, and frees the
+    port."""
+    args = ["--port", "0", "--data-dir", str(tmp_path / "d"), "--speed", "0"]
+    proc, lines = _start([sys.executable, "-m", "mediagen.cli", "sandbox", *args])
+    try:
+        assert psutil.Process(proc.pid).cmdline()[1:3] == ["-m", "mediagen_sandbox"]
+        base, port = lines["MEDIAGEN_BASE_URL"], int(lines["MEDIAGEN_BASE_URL"].rsplit(":")[-1])
+        headers = {"Authorization": f"Bearer {lines['MEDIAGEN_API_KEY']}"}
+        ids = []
+        for n in range(6):
+            body = {"model": "wave-1", "prompt": f"a kite {n}", "num_frames": 80}
+            ids.append(httpx.post(f"{base}/v1/videos", headers=headers, json=body).json()["id"])
+        deadline = time.monotonic() + 30
+        while len(psutil.Process(proc.pid).children(recursive=True)) < 2:
+            assert time.monotonic() < deadline, "no render worker started"
+            time.sleep(0.05)
+        statuses = [httpx.get(f"{base}/v1/generations/{i}", headers=headers).json() for i in ids]
+        assert any(s["status"] == "pending" for s in statuses), "nothing left to render"
+        tree = psutil.Process(proc.pid).children(recursive=True)
+    finally:
+        proc.kill()
+        proc.wait(10)
+    assert wait_until_gone(tree, timeout=5) == [], describe(tree)
+    assert can_listen(port)

@@ -167,7 +167,8 @@ class JobRunner:
         try:
             self.warm_up()
         except Exception:
-            log.warning("render workers did not start ahead of time", exc_info=True)
+            if not self._stopping:  # a stop during the warm-up ends it on purpose: not news
+                log.warning("render workers did not start ahead of time", exc_info=True)
 
     def stop(self) -> None:
         with self._cond:
@@ -189,6 +190,8 @@ class JobRunner:
 
     def _get_pool(self, lane: Lane) -> ProcessPoolExecutor:
         with self._pool_lock:
+            if self._stopping:  # stop() has taken (or is taking) the pools: start no new one
+                raise RuntimeError("the job runner is stopping")
             if lane.pool is None:
                 lane.pool = process_pool(lane.workers, lane.niceness)
             return lane.pool
@@ -282,6 +285,8 @@ class JobRunner:
             pool = self._get_pool(lane)
             future = pool.submit(render_job, job.specs, [s.path for s in job.slots])
         except Exception:
+            if self._stopping:  # the job stays pending: the next start resumes it
+                return
             log.exception("render submit failed for %s", job.generation_id)
             self._render_done(job, lane, None)
             return

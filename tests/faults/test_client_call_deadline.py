@@ -77,6 +77,29 @@ def test_credits_get_ends_by_its_timeout_while_the_service_answers_503(tmp_path,
     assert TIMEOUT * 0.9 <= took < TIMEOUT + MARGIN
 
 
+def test_a_deadline_shorter_than_retry_after_still_holds_the_key_for_all_of_it(tmp_path):
+    """A 429 asking for 30 s ends a 2 s call at 2 s, but the key's other requests still wait
+    the service's 30 s rather than what was left of that call."""
+    busy = Reply(
+        429,
+        {"Content-Type": "application/json", "Retry-After": "30"},
+        b'{"error": {"code": "rate_limited", "message": "retry in 30 s", "details": null, '
+        b'"trace_id": null}}',
+    )
+    with FakeServer(lambda request: busy) as server:
+        client = mediagen.Client(api_key="mg-test-key-429", base_url=server.url,
+                                 cache_dir=tmp_path, journal=False)  # fmt: skip
+        try:
+            took, error = _timed(lambda: client.credits.get(timeout=TIMEOUT))
+            held_for = client._gate.blocked_for
+        finally:
+            client.close()
+    assert isinstance(error, mediagen.APITimeoutError), error
+    assert "last: HTTP 429" in str(error)
+    assert took < TIMEOUT + MARGIN
+    assert held_for > 20
+
+
 @pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
 def test_credits_get_ends_by_its_timeout_when_the_service_hangs(tmp_path, asynchronous):
     with SilentServer() as silent:

@@ -84,9 +84,11 @@ def call_plan(
                 yield Wait(_after_transport_error(client, spec, tries, exc))
                 continue
             last = f"HTTP {status}"
-            delay = _after_error_status(client, spec, tries, status, headers, content)
+            delay, hint = _after_error_status(client, spec, tries, status, headers, content)
             if status == 429:
-                gate.penalize(delay)  # every request of this key waits, not just this one
+                # every request of this key waits, not just this one, and the service's whole
+                # Retry-After even when this call's deadline comes sooner
+                gate.penalize(max(delay, hint or 0.0))
             else:
                 yield Wait(delay)
     except DeadlinePassed:
@@ -173,21 +175,19 @@ def _after_transport_error(client: Any, spec: Any, tries: Attempts, exc: Excepti
 
 def _after_error_status(
     client: Any, spec: Any, tries: Attempts, status: int, headers: Any, content: bytes
-) -> float:
-    """The pause before retrying after an error status; raises the error when final."""
+) -> tuple[float, float | None]:
+    """The pause before retrying after an error status (cut to the deadline) and the
+    service's ``Retry-After``; raises the error when final."""
     error = error_from_response(
         status, headers, content, method=spec.method, path=spec.path, secrets=client._secrets
     )
-    delay = tries.next_delay(
-        status=status,
-        retry_after=getattr(error, "retry_after", None),
-        idempotent=spec.idempotent,
-    )
+    hint = getattr(error, "retry_after", None)
+    delay = tries.next_delay(status=status, retry_after=hint, idempotent=spec.idempotent)
     if delay is None:
         raise error
     log.info("mediagen: %s %s: HTTP %s; retry in %.2fs", spec.method, spec.path,
              status, delay)  # fmt: skip
-    return delay
+    return delay, hint
 
 
 def _file_error_delay(

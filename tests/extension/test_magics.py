@@ -365,4 +365,5 @@ def test_a_refusal_for_credits_is_shown_with_what_it_needs_and_what_is_available
     shown = api_error_text(caught.value)
     assert shown is not None
     assert shown.startswith("402 payment_required: ")
-    assert f"this request needs {caught.value.required:g} credits, 0.25 available" in shown
+    assert caught.value.required == 1
+    assert "this request needs 1 credit, 0.25 available" in shown

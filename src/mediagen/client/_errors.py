@@ -124,12 +124,14 @@ class PaymentRequiredError(APIError):
 
     @property
     def shortfall(self) -> str | None:
-        """ "needs 12.5 credits, 3 available" (None while neither figure is known)."""
+        """The figures in words, "needs 12.5 credits, 3 available" (None while neither is
+        known)."""
         if self.required is None and self.available is None:
             return None
-        need = (
-            "needs more credits" if self.required is None else (f"needs {self.required:g} credits")
-        )
+        if self.required is None:
+            need = "needs more credits"
+        else:
+            need = f"needs {self.required:g} credit{'' if self.required == 1 else 's'}"
         have = "" if self.available is None else f", {self.available:g} available"
         return need + have
 

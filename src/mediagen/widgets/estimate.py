@@ -251,10 +251,10 @@ class LiveEstimate(StaticFallback, MediagenWidget):
             # the balance fell since the estimate: take the service's figure, then ask again
             self.balance.offer(exc.available, self.balance.now())
             self.balance.refresh(reporter=lambda e: self.report(e, context="Credits"))
-            why = f"this request {exc.shortfall}." if exc.shortfall else exc.message
+            figures = f"this request {exc.shortfall}. " if exc.shortfall else ""
             self.error = (
-                f"Not sent: {why} Nothing was charged. Top up (then refresh the credits) "
-                "or change the request."
+                f"Not sent: {figures}{exc.message} Nothing was charged. Top up (then refresh "
+                "the credits) or change the request."
             )
         else:
             self.report(exc, context="Submit failed")

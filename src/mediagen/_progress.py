@@ -107,7 +107,7 @@ def expected_seconds(journal: Any, model: str | None) -> float | None:
     if version is not None and _expected_cache.get((version, model), _MISSING) is not _MISSING:
         return _expected_cache[(version, model)]
     submitted: dict[str, Any] = {}
-    spans = []
+    spans: dict[str, tuple[Any, Any]] = {}  # one per generation, however often it was journaled
     try:
         records = list(journal.iter_records())
     except OSError:
@@ -118,9 +118,11 @@ def expected_seconds(journal: Any, model: str | None) -> float | None:
             continue
         if record.get("event") == "submitted":
             submitted.setdefault(gid, record.get("at"))
-        elif record.get("status") == "completed" and gid in submitted:  # a "finished" record
-            spans.append((submitted.pop(gid), record.get("at")))
-    expected = typical_seconds(spans)
+        elif record.get("status") == "completed":  # a "finished" record, or a folded one
+            start = record.get("submitted_at") or submitted.pop(gid, None)
+            if start is not None:
+                spans.setdefault(gid, (start, record.get("at")))
+    expected = typical_seconds(list(spans.values()))
     if version is not None:
         if len(_expected_cache) > 256:
             _expected_cache.clear()

@@ -22,6 +22,10 @@ IDEMPOTENCY_HEADER = "Idempotency-Key"
 RETRY_AFTER_HEADER = "Retry-After"
 TRACE_HEADER = "X-Trace-Id"
 
+# 402 payment_required: the shortfall as numbers, beside the spec's fields of the error object.
+ERROR_REQUIRED_CREDITS = "required_credits"
+ERROR_AVAILABLE_CREDITS = "available_credits"
+
 # List envelopes.
 LIST_ITEMS = "data"
 LIST_NEXT_CURSOR = "next_cursor"

@@ -26,10 +26,17 @@ advisory file lock between processes), so lines never interleave. A crash mid-wr
 a torn last line: the next append starts on a fresh line, so the torn bytes never swallow a
 record, and readers skip them (or, in a file written before that rule, recover the record that
 was glued onto them).
+
+The journal stays small: now and then (``mediagen._journal_compaction``) the generations that
+finished long ago are folded, one merged record each, into the settled file beside it
+(``journal.settled.jsonl``), and the journal is replaced atomically by what is left. Readers of
+records (``records()``, ``latest()``, the history, the gallery, the forecasts) read the settled
+file first; the open attempts a submit looks at live only in the journal.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -172,6 +179,15 @@ def canonical(request: Any) -> str:
     return json.dumps(request, sort_keys=True, separators=(",", ":"), default=str)
 
 
+def settled_path(path: Path) -> Path:
+    """The file beside a journal that holds its folded, settled generations."""
+    return path.with_name(f"{path.stem}.settled{path.suffix or '.jsonl'}")
+
+
+def _file_id(stat: os.stat_result) -> tuple[int, int]:
+    return (stat.st_dev, stat.st_ino)
+
+
 def _writer_gone(record: Mapping[str, Any]) -> bool:
     """True when the attempt's process (on this machine) is no longer running."""
     pid = record.get("pid")
@@ -197,6 +213,7 @@ class Journal:
         self._finished: set[str] | None = None
         self._index_lock = threading.Lock()
         self._index_offset = 0
+        self._index_file: tuple[int, int] | None = None
         self._index: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
 
     def __repr__(self) -> str:
@@ -207,13 +224,23 @@ class Journal:
         """This process's lock and the file's advisory lock; yields an append descriptor."""
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
+            while True:
+                fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
                 if fcntl is not None:
                     fcntl.flock(fd, fcntl.LOCK_EX)
+                if self._still_the_journal(fd):
+                    break
+                os.close(fd)  # compacted (replaced) while waiting for the lock: open the new one
+            try:
                 yield fd
             finally:
                 os.close(fd)  # releases the flock too
+
+    def _still_the_journal(self, fd: int) -> bool:
+        try:
+            return _file_id(os.stat(self.path)) == _file_id(os.fstat(fd))
+        except FileNotFoundError:
+            return False
 
     def append(self, record: Mapping[str, Any]) -> None:
         with self._locked() as fd:
@@ -234,15 +261,9 @@ class Journal:
         return list(self.iter_records())
 
     def iter_records(self) -> Iterator[dict[str, Any]]:
-        try:
-            handle = open(self.path, "rb")  # noqa: SIM115 (closed below)
-        except FileNotFoundError:
-            return
-        with handle:
-            for raw in handle:
-                record = _parse_line(raw)
-                if record is not None:
-                    yield record
+        """Every readable record, oldest first: the settled file's, then the journal's."""
+        yield from read_records(settled_path(self.path))
+        yield from read_records(self.path)
 
     def is_finished(self, generation_id: str) -> bool:
         with self._lock:
@@ -314,21 +335,24 @@ class Journal:
         """
         with self._index_lock:
             try:
-                size = self.path.stat().st_size
+                handle = open(self.path, "rb")  # noqa: SIM115 (closed below)
             except FileNotFoundError:
-                size = 0
-            if size < self._index_offset:  # replaced or truncated: start over
-                self._index_offset, self._index = 0, {}
-            if size > self._index_offset:
-                with open(self.path, "rb") as handle:
+                handle = None
+            with handle or contextlib.nullcontext():
+                stat = os.fstat(handle.fileno()) if handle is not None else None
+                size = stat.st_size if stat is not None else 0
+                file_id = _file_id(stat) if stat is not None else None
+                if size < self._index_offset or file_id != self._index_file:  # compacted
+                    self._index_offset, self._index, self._index_file = 0, {}, file_id
+                if handle is not None and size > self._index_offset:
                     handle.seek(self._index_offset)
                     data = handle.read(size - self._index_offset)
-                complete = data.rfind(b"\n") + 1  # a torn tail is read once it is followed
-                for raw in data[:complete].split(b"\n"):
-                    record = _parse_line(raw) if raw else None
-                    if record is not None:
-                        self._index_record(record)
-                self._index_offset += complete
+                    complete = data.rfind(b"\n") + 1  # a torn tail is read once it is followed
+                    for raw in data[:complete].split(b"\n"):
+                        record = _parse_line(raw) if raw else None
+                        if record is not None:
+                            self._index_record(record)
+                    self._index_offset += complete
             return list(self._index.values())
 
     def _index_record(self, record: dict[str, Any]) -> None:
@@ -369,6 +393,19 @@ class Journal:
                 record = {**record, "idempotency_key": claimed}
             self._append(fd, record)
             return claimed
+
+
+def read_records(path: Path) -> Iterator[dict[str, Any]]:
+    """The readable records of one JSON Lines file, in order (none if it does not exist)."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 (closed below)
+    except FileNotFoundError:
+        return
+    with handle:
+        for raw in handle:
+            record = _parse_line(raw)
+            if record is not None:
+                yield record
 
 
 def _parse_line(raw: bytes) -> dict[str, Any] | None:

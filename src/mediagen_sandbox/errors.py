@@ -27,6 +27,13 @@ class ErrorInfo(BaseModel):
         default=None, description="Present only on 422: one entry per offending field."
     )
     trace_id: str | None = Field(default=None, description="Identifies the request, for support.")
+    required_credits: float | None = Field(
+        default=None, description="402 only: the credits the refused request needs."
+    )
+    available_credits: float | None = Field(
+        default=None,
+        description="402 only: the credits the key can spend now (balance or member cap).",
+    )
 
 
 class ErrorBody(BaseModel):
@@ -36,7 +43,8 @@ class ErrorBody(BaseModel):
 
 
 class APIError(Exception):
-    """An error response: status, spec code, message, optional 422 details and extra headers."""
+    """An error response: status, spec code, message, optional 422 details, fields added to the
+    error object (``extra``: the 402's credit figures) and extra headers."""
 
     def __init__(
         self,
@@ -46,6 +54,7 @@ class APIError(Exception):
         *,
         details: list[dict[str, Any]] | None = None,
         headers: dict[str, str] | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -53,6 +62,7 @@ class APIError(Exception):
         self.message = message
         self.details = details
         self.headers = headers or {}
+        self.extra = extra or {}
 
 
 def unauthenticated(message: str = "A valid API key is required.") -> APIError:
@@ -71,8 +81,11 @@ def conflict(message: str) -> APIError:
     return APIError(409, "conflict", message)
 
 
-def payment_required(message: str) -> APIError:
-    return APIError(402, "payment_required", message)
+def payment_required(message: str, *, required: float, available: float) -> APIError:
+    """A 402 whose error object also states the shortfall as numbers (docs/wire-contract.md):
+    the message is for people and "not meant for parsing"."""
+    figures = {"required_credits": required, "available_credits": available}
+    return APIError(402, "payment_required", message, extra=figures)
 
 
 def validation_error(

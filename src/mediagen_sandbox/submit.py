@@ -8,7 +8,7 @@ Order of checks (each one before any credit moves):
    generation, charged nothing; different request -> 409 ``conflict``;
 3. fault markers, then the catalog's model rules (-> 422 with ``details``);
 4. the organization's plan (-> 403), then balance and member cap (-> 402, with the needed and
-   available credits in the message).
+   available credits in the message and as ``required_credits`` / ``available_credits``).
 
 Then one ``BEGIN IMMEDIATE`` transaction re-checks the idempotency record and the balances,
 inserts the generation, the reservation and the idempotency record together, and commits. Only
@@ -278,7 +278,9 @@ def _check_funds(conn, caller: Caller, amount: int) -> None:
     if amount > available:
         raise payment_required(
             f"Insufficient credits: this request needs {to_credits(amount):.2f} credits and the "
-            f"organization has {to_credits(max(available, 0)):.2f} available."
+            f"organization has {to_credits(max(available, 0)):.2f} available.",
+            required=to_credits(amount),
+            available=to_credits(max(available, 0)),
         )
     if cap is not None:
         cycle = billing_cycle(utcnow())
@@ -288,7 +290,9 @@ def _check_funds(conn, caller: Caller, amount: int) -> None:
                 f"Member credit cap reached: this request needs {to_credits(amount):.2f} credits "
                 f"and only {to_credits(max(remaining, 0)):.2f} remain of your member cap of "
                 f"{to_credits(cap):.2f} for this billing cycle (resets at "
-                f"{cycle_reset_at(cycle)})."
+                f"{cycle_reset_at(cycle)}).",
+                required=to_credits(amount),
+                available=to_credits(max(remaining, 0)),
             )
 
 

@@ -45,18 +45,23 @@ def test_401_for_a_missing_key_is_caught_before_sending(sandbox, monkeypatch):
         mediagen.Client(base_url=sandbox.base_url)
 
 
-def test_402_names_needed_and_available_and_reserves_nothing(
+def test_402_names_required_and_available_and_reserves_nothing(
     sandbox, tenant_factory, make_client, catalog
 ):
     poor = tenant_factory(balance=3)
-    client = make_client(tenant=poor)
+    recorder = Recorder()
+    client = make_client(tenant=poor, recorder=recorder)
     request = example(catalog, "vidra-2", "text_to_video")
     quote = client.models.estimate_request(request)
     assert quote.can_afford is False
+    sent_before = len(recorder.sent)
     with pytest.raises(mediagen.PaymentRequiredError) as caught:
         client.videos.create(**request)
-    assert caught.value.needed == quote.credits_after_discount
+    assert caught.value.required == quote.credits_after_discount
     assert caught.value.available == 3.0
+    assert f"needs {quote.credits_after_discount:g} credits, 3 available" in str(caught.value)
+    # the figures come with the refusal: no estimate or balance is asked for afterwards
+    assert [r.path for r in recorder.sent[sent_before:]] == ["/v1/videos"]
     assert client.credits.get().balance == 3.0
     assert not [e for e in sandbox.admin.ledger(poor.org_id)["entries"] if e["kind"] == "reserve"]
 
@@ -70,6 +75,8 @@ def test_402_for_the_member_cap(tenant_factory, make_client, catalog):
     with pytest.raises(mediagen.PaymentRequiredError) as caught:
         client.videos.create(**example(catalog, "vidra-2", "text_to_video"))
     assert caught.value.available == 10.0
+    assert caught.value.required is not None
+    assert caught.value.required > 10.0
     assert "cap" in caught.value.message
 
 

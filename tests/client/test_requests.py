@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import pickle
 
 import pytest
 
@@ -88,17 +89,41 @@ def test_429_reads_retry_after_from_the_header():
     assert error.retry_after == 3.0
 
 
-def test_402_does_not_parse_the_message_for_needed_and_available():
-    # error.message is "not meant for parsing": the submit fills these from the estimate and
-    # GET /v1/credits (tests/client/test_contract_errors.py), a bare response leaves them None.
+def test_402_does_not_parse_the_message_for_required_and_available():
+    # error.message is "not meant for parsing": without the body's figures the submit fills
+    # these from the estimate and GET /v1/credits, a bare response leaves them None.
     message = (
         "Insufficient credits: this request needs 30.00 credits and the organization has "
         "4.50 available."
     )
     error = _requests.error_from_response(402, {}, _error_body("payment_required", message))
     assert isinstance(error, mediagen.PaymentRequiredError)
-    assert (error.needed, error.available) == (None, None)
+    assert (error.required, error.available) == (None, None)
     assert "30.00" in str(error)  # the message itself is shown as the service wrote it
+    assert "needs" not in str(error).splitlines()[-1]
+
+
+def _refusal(**figures):
+    body = json.loads(_error_body("payment_required", "Not enough credits."))
+    body["error"].update(figures)
+    return _requests.error_from_response(402, {}, json.dumps(body).encode())
+
+
+def test_402_reads_required_and_available_from_the_error_body_and_says_them():
+    error = _refusal(required_credits=12.5, available_credits=3)
+    assert isinstance(error, mediagen.PaymentRequiredError)
+    assert (error.required, error.available) == (12.5, 3.0)
+    assert error.needed == 12.5  # the name of earlier releases
+    assert error.shortfall == "needs 12.5 credits, 3 available"
+    assert "needs 12.5 credits, 3 available" in str(error)
+    assert pickle.loads(pickle.dumps(error)).required == 12.5  # noqa: S301
+
+
+@pytest.mark.parametrize("odd", [True, "12.5", None, float("nan"), [1]])
+def test_402_figures_that_are_not_numbers_are_unknown(odd):
+    error = _refusal(required_credits=odd, available_credits=odd)
+    assert (error.required, error.available) == (None, None)
+    assert error.shortfall is None
 
 
 def test_422_details_are_kept_and_shown_field_by_field():

@@ -15,6 +15,7 @@ import mediagen
 import mediagen.extension as extension
 from mediagen import _progress
 from mediagen._fields import as_json
+from mediagen.magics._display import api_error_text
 
 
 def ledger_kinds(sandbox, tenant) -> list[str]:
@@ -349,3 +350,20 @@ def test_history_summarises_spend_with_progress(shell, sandbox, tenant):
     assert len(frame) == 3
     spent = frame.loc[frame["status"] == "completed", "credits_charged"].sum()
     assert f"{extension.credits_text(spent)} credits spent" in repr(summary)
+
+
+def test_a_refusal_for_credits_is_shown_with_what_it_needs_and_what_is_available(
+    sandbox, tenant_factory, tmp_path
+):
+    poor = tenant_factory(balance=0.25)
+    client = mediagen.Client(api_key=poor.api_key, base_url=sandbox.base_url, cache_dir=tmp_path)
+    try:
+        with pytest.raises(mediagen.PaymentRequiredError) as caught:
+            client.images.create(model="pixel-1", prompt="a lighthouse at dusk")
+    finally:
+        client.close()
+    shown = api_error_text(caught.value)
+    assert shown is not None
+    assert shown.startswith("402 payment_required: ")
+    assert caught.value.required == 1
+    assert "this request needs 1 credit, 0.25 available" in shown

@@ -113,6 +113,9 @@ def test_insufficient_balance_is_402_before_any_reservation(sandbox, tenant_fact
         error = assert_error(r, 402, "payment_required")
         assert f"{quote['credits_after_discount']:.2f}" in error["message"]
         assert "0.01" in error["message"]
+        assert error["required_credits"] == quote["credits_after_discount"]
+        assert error["available_credits"] == 0.01
+        assert error["details"] is None  # details stay the 422's
         assert c.get("/v1/generations").json()["data"] == []
     assert [e["kind"] for e in sandbox.admin.ledger(tenant.org_id)["entries"]] == ["grant"]
 
@@ -133,6 +136,8 @@ def test_member_cap_is_402_and_says_so(sandbox, tenant_factory):
         assert first.status_code == 200
         error = assert_error(c.post("/v1/images", json=body), 402, "payment_required")
         assert "cap" in error["message"]
+        assert error["required_credits"] == pytest.approx(price)
+        assert error["available_credits"] == pytest.approx(price * 0.5)
         quote = _estimate(c, model)
         assert quote["can_afford"] is False
         wait(c, first.json()["id"])

@@ -45,6 +45,7 @@ def blocking(client: mg.Client, gen: mg.Generation, requests: list[dict[str, Any
     assert_type(client.models.estimate_many(requests), list[mg.Estimate])
 
     assert_type(client.credits.get(), mg.Credits)
+    assert_type(client.credits.get(timeout=2), mg.Credits)
     ticket = client.uploads.create(filename="a.png", content_type="image/png", size_bytes=3)
     assert_type(ticket, mg.UploadTicket)
     assert_type(client.uploads.upload(b"abc", filename="a.png"), mg.Asset)
@@ -101,6 +102,7 @@ async def awaited(
     assert_type(await client.models.estimate_many(requests), list[mg.Estimate])
 
     assert_type(await client.credits.get(), mg.Credits)
+    assert_type(await client.credits.get(timeout=2), mg.Credits)
     ticket = await client.uploads.create(filename="a.png", content_type="image/png", size_bytes=3)
     assert_type(ticket, mg.UploadTicket)
     assert_type(await client.uploads.upload(b"abc", filename="a.png"), mg.Asset)

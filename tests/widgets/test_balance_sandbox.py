@@ -62,7 +62,9 @@ def test_a_402_then_a_top_up_keep_meter_and_estimate_agreeing(make_service, tena
 
     price, refused, topped = run(scenario())
     assert refused["cards"] == 0
-    assert refused["error"].startswith("Not sent: ")
+    credits = "credit" if price == 1 else "credits"
+    shortfall = f"this request needs {price:g} {credits}, {price / 2:g} available."
+    assert refused["error"].startswith(f"Not sent: {shortfall} ")
     assert "Nothing was charged" in refused["error"]
     assert refused["balances"] == (price / 2, price / 2)
     assert refused["affordable"] is False

@@ -7,6 +7,7 @@ import builtins
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from mediagen.client._deadline import within
 from mediagen.client._errors import SubmitInterrupted
 from mediagen.client._models import (
     Asset,
@@ -40,11 +41,12 @@ class _AsyncCreate(_Create):
         extra_headers: Mapping[str, str] | None = None,
         validate: bool | None = None,
         estimate: bool | None = None,
+        timeout: float | None = None,
         **fields: Any,
     ) -> Generation[AsyncClient]:
         """Submit a generation; returns it ``pending`` (as ``Client``'s ``create``)."""
         __tracebackhide__ = True
-        flow = self._submit(extra_body, extra_headers, validate, estimate, fields)
+        flow = within(self._submit(extra_body, extra_headers, validate, estimate, fields), timeout)
         try:
             return await self._client._run(flow)
         except SubmitInterrupted as exc:  # the message says all; the flow's frames do not help
@@ -83,8 +85,10 @@ class AsyncGenerations(_GenerationsBase):
 
     _client: AsyncClient
 
-    async def get(self, generation_id: str) -> Generation[AsyncClient]:
-        return await self._client._run(self._get(generation_id))
+    async def get(
+        self, generation_id: str, *, timeout: float | None = None
+    ) -> Generation[AsyncClient]:
+        return await self._client._run(within(self._get(generation_id), timeout))
 
     def list(
         self,
@@ -148,17 +152,25 @@ class AsyncModels(_ModelsBase):
 
     _client: AsyncClient
 
-    async def list(self, *, type: str | None = None) -> builtins.list[ModelInfo]:
-        return await self._client._run(self._list(type))
+    async def list(
+        self, *, type: str | None = None, timeout: float | None = None
+    ) -> builtins.list[ModelInfo]:
+        return await self._client._run(within(self._list(type), timeout))
 
-    async def get(self, model_id: str, *, refresh: bool = False) -> ModelInfo:
-        return await self._client._run(self._get(model_id, refresh))
+    async def get(
+        self, model_id: str, *, refresh: bool = False, timeout: float | None = None
+    ) -> ModelInfo:
+        return await self._client._run(within(self._get(model_id, refresh), timeout))
 
-    async def estimate(self, model_id: str, **query: Any) -> Estimate:
-        return await self._client._run(self._estimate(model_id, query))
+    async def estimate(
+        self, model_id: str, *, timeout: float | None = None, **query: Any
+    ) -> Estimate:
+        return await self._client._run(within(self._estimate(model_id, query), timeout))
 
-    async def estimate_request(self, request: Mapping[str, Any]) -> Estimate:
-        return await self._client._run(self._estimate_request(request))
+    async def estimate_request(
+        self, request: Mapping[str, Any], *, timeout: float | None = None
+    ) -> Estimate:
+        return await self._client._run(within(self._estimate_request(request), timeout))
 
     async def estimate_many(self, requests: Iterable[Mapping[str, Any]]) -> builtins.list[Estimate]:
         return await self._client._run(self._estimate_many(requests))
@@ -169,8 +181,8 @@ class AsyncCreditsResource(_Resource):
 
     _client: AsyncClient
 
-    async def get(self) -> Credits:
-        return await self._client._run(read_credits(self._client))
+    async def get(self, *, timeout: float | None = None) -> Credits:
+        return await self._client._run(within(read_credits(self._client), timeout))
 
 
 class AsyncUploads(_UploadsBase):
@@ -178,8 +190,12 @@ class AsyncUploads(_UploadsBase):
 
     _client: AsyncClient
 
-    async def create(self, *, filename: str, content_type: str, size_bytes: int) -> UploadTicket:
-        return await self._client._run(self._register(filename, content_type, size_bytes))
+    async def create(
+        self, *, filename: str, content_type: str, size_bytes: int, timeout: float | None = None
+    ) -> UploadTicket:
+        return await self._client._run(
+            within(self._register(filename, content_type, size_bytes), timeout)
+        )
 
     async def upload(
         self,

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from mediagen._journal_compaction import compact_soon
 from mediagen._version import __version__
 from mediagen.client import _batch, _estimate_notes
 from mediagen.client._batch import BatchItem, BatchResult
@@ -39,6 +40,7 @@ class BaseClient:
         poll_interval: Any = None,
         cache_dir: str | Path | None = None,
         journal: Any = None,
+        journal_keep_days: float | None = None,
         validate: bool = True,
         download: bool = True,
         estimate: bool = False,
@@ -53,6 +55,7 @@ class BaseClient:
                 "max_retries": max_retries,
                 "cache_dir": cache_dir,
                 "journal": journal,
+                "journal_keep_days": journal_keep_days,
                 "validate": validate,
                 "download": download,
                 "estimate": estimate,
@@ -77,6 +80,8 @@ class BaseClient:
         self._cache = OutputCache(_config.cache_dir)
         path = _config.journal_path
         self.journal: Journal | None = Journal(path) if path is not None else None
+        # a journal grown past its size is compacted once per process, on its own thread
+        compact_soon(self.journal, _config.journal_keep_days)
         self._models_cache: dict[str, Any] = {}
         if budget is None:
             budget = _config.budget

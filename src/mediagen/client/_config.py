@@ -74,6 +74,8 @@ class ClientConfig:
     poll_interval: tuple[float, float] = DEFAULT_POLL_INTERVAL
     cache_dir: Path = field(default_factory=default_cache_dir)
     journal: Any = None  # None: default path under cache_dir; False: off; else a path
+    #: finished generations stay in the journal this long, then fold into its settled file
+    journal_keep_days: float = 30.0
     validate: bool = True
     download: bool = True
     estimate: bool = False
@@ -107,7 +109,7 @@ class ClientConfig:
             options.pop("cache_dir", None)
         else:
             options["cache_dir"] = Path(options["cache_dir"]).expanduser()
-        for name in ("timeout", "max_retries"):
+        for name in ("timeout", "max_retries", "journal_keep_days"):
             if options.get(name) is None:
                 options.pop(name, None)
         return cls(api_key=_Secret(key.strip()), base_url=url, **options)

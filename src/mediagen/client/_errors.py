@@ -2,7 +2,7 @@
 
 Every API error carries ``status``, ``code``, ``message``, ``details`` (422: one entry per
 field), ``trace_id``; ``RateLimitError`` adds ``retry_after``; ``PaymentRequiredError`` adds
-``needed`` / ``available`` (from structured data, not the message). None of them ever holds
+``required`` / ``available`` (from structured data, not the message). None of them ever holds
 the API key: they are built from the response body (redacted), never from request headers.
 """
 
@@ -102,14 +102,43 @@ class AuthenticationError(APIError):
 class PaymentRequiredError(APIError):
     """402 ``payment_required``: credits (or the member cap) do not cover the request.
 
-    Nothing ran and nothing was reserved. ``needed`` (the request's price after discount) and
-    ``available`` (the key's balance) are read from the estimate and ``GET /v1/credits`` when
-    a submit is refused, never from the message (which is not meant for parsing); None when
-    they could not be read.
+    Nothing ran and nothing was reserved. ``required`` (the request's price after discount) and
+    ``available`` (what the key can spend now: the balance, or what is left of the member cap)
+    are numbers, never read from the message (which is not meant for parsing): from the error
+    body's ``required_credits`` / ``available_credits`` where the service sends them, else from
+    the estimate and ``GET /v1/credits`` when a submit is refused; None when unknown. ``str()``
+    adds them in words ("needs 12.5 credits, 3 available").
     """
 
-    needed: float | None = None
+    required: float | None = None
     available: float | None = None
+
+    @property
+    def needed(self) -> float | None:
+        """``required``, by the name of earlier releases."""
+        return self.required
+
+    @needed.setter
+    def needed(self, value: float | None) -> None:
+        self.required = value
+
+    @property
+    def shortfall(self) -> str | None:
+        """The figures in words, "needs 12.5 credits, 3 available" (None while neither is
+        known)."""
+        if self.required is None and self.available is None:
+            return None
+        if self.required is None:
+            need = "needs more credits"
+        else:
+            need = f"needs {self.required:g} credit{'' if self.required == 1 else 's'}"
+        have = "" if self.available is None else f", {self.available:g} available"
+        return need + have
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        shortfall = self.shortfall
+        return f"{text}\n  {shortfall}" if shortfall else text
 
 
 class PermissionDeniedError(APIError):

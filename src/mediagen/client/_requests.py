@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -216,7 +217,20 @@ def error_from_response(
     }
     if cls is _errors.RateLimitError:
         kwargs["retry_after"] = parse_retry_after(_header(headers, _wire.RETRY_AFTER_HEADER))
-    return cls(message, **kwargs)
+    found = cls(message, **kwargs)
+    if isinstance(found, _errors.PaymentRequiredError) and isinstance(body, Mapping):
+        error = body.get("error")
+        if isinstance(error, Mapping):
+            found.required = _credits_figure(error.get(_wire.ERROR_REQUIRED_CREDITS))
+            found.available = _credits_figure(error.get(_wire.ERROR_AVAILABLE_CREDITS))
+    return found
+
+
+def _credits_figure(value: Any) -> float | None:
+    """A number of credits from an error body (None for anything else, such as a bool)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import httpx
 
+from mediagen.client._deadline import earlier
 from mediagen.client._download import DownloadError
 from mediagen.client._effects import Fetched
 from mediagen.client._requests import RequestSpec, decode_json, error_from_response
@@ -53,8 +54,17 @@ Plan = Generator["Wait | Send", Any, _T]
 def call_plan(
     client: Any, spec: RequestSpec, deadline: float | None = None, persistent: bool = False
 ) -> Plan[Any]:
-    """An API request through the key's gate, retried per the policy; the decoded JSON."""
+    """An API request through the key's gate, retried per the policy; the decoded JSON.
+
+    The request ends by ``deadline`` and, unless it is a wait's ``persistent`` poll (which the
+    wait's own timeout bounds), within the client's ``timeout`` of its start: attempts, backoff
+    and ``Retry-After`` pauses included. Then :class:`APITimeoutError` says what was last heard.
+    """
+    start = client._clock()
+    if not persistent:
+        deadline = earlier(deadline, start + client._config.timeout)
     tries, gate = Attempts(client._policy, client._clock, deadline, persistent), client._gate
+    sent, last = 0, None
     try:
         while True:
             seen, hold = gate.penalties, gate.acquire()
@@ -65,19 +75,25 @@ def call_plan(
                     # a 429 that came back while this request was held holds it again
                     seen, hold = gate.penalties, gate.acquire()
             try:
+                sent += 1
                 status, headers, content = yield Send(tries)
                 if status < 300:
                     return _answer(status, content, spec.decode)
             except (httpx.TransportError, httpx.DecodingError) as exc:
+                last = type(exc).__name__
                 yield Wait(_after_transport_error(client, spec, tries, exc))
                 continue
-            delay = _after_error_status(client, spec, tries, status, headers, content)
+            last = f"HTTP {status}"
+            delay, hint = _after_error_status(client, spec, tries, status, headers, content)
             if status == 429:
-                gate.penalize(delay)  # every request of this key waits, not just this one
+                # every request of this key waits, not just this one, and the service's whole
+                # Retry-After even when this call's deadline comes sooner
+                gate.penalize(max(delay, hint or 0.0))
             else:
                 yield Wait(delay)
     except DeadlinePassed:
-        raise deadline_error(spec.method, spec.path) from None
+        waited = None if deadline is None else deadline - start
+        raise deadline_error(spec.method, spec.path, waited, sent, last) from None
 
 
 def _answer(status: int, content: bytes, decode: Callable[[bytes], Any] | None = None) -> Any:
@@ -159,21 +175,19 @@ def _after_transport_error(client: Any, spec: Any, tries: Attempts, exc: Excepti
 
 def _after_error_status(
     client: Any, spec: Any, tries: Attempts, status: int, headers: Any, content: bytes
-) -> float:
-    """The pause before retrying after an error status; raises the error when final."""
+) -> tuple[float, float | None]:
+    """The pause before retrying after an error status (cut to the deadline) and the
+    service's ``Retry-After``; raises the error when final."""
     error = error_from_response(
         status, headers, content, method=spec.method, path=spec.path, secrets=client._secrets
     )
-    delay = tries.next_delay(
-        status=status,
-        retry_after=getattr(error, "retry_after", None),
-        idempotent=spec.idempotent,
-    )
+    hint = getattr(error, "retry_after", None)
+    delay = tries.next_delay(status=status, retry_after=hint, idempotent=spec.idempotent)
     if delay is None:
         raise error
     log.info("mediagen: %s %s: HTTP %s; retry in %.2fs", spec.method, spec.path,
              status, delay)  # fmt: skip
-    return delay
+    return delay, hint
 
 
 def _file_error_delay(

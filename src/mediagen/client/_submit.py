@@ -375,14 +375,17 @@ def _post(
 
 def explain_refusal(client: Any, error: PaymentRequiredError, body: dict[str, Any],
                     quote: Estimate | None, entry: ModelInfo | None) -> Flow[None]:  # fmt: skip
-    """Flow: fill ``needed`` / ``available`` of a 402 from the estimate and the balance (the
-    message is for people, not for parsing); left None if they cannot be read."""
+    """Flow: fill ``required`` / ``available`` of a 402 the service sent without them, from the
+    estimate and the balance (the message is for people, not for parsing); left None if they
+    cannot be read."""
     try:
-        if quote is None and isinstance(body.get("model"), str):
-            quote = yield from estimate_for_request(client, body, entry)
-        if quote is not None:
-            error.needed = quote.credits_after_discount
-        error.available = (yield from read_credits(client)).balance
+        if error.required is None:
+            if quote is None and isinstance(body.get("model"), str):
+                quote = yield from estimate_for_request(client, body, entry)
+            if quote is not None:
+                error.required = quote.credits_after_discount
+        if error.available is None:
+            error.available = (yield from read_credits(client)).balance
     except Exception as exc:  # best effort: the refusal itself is what is raised
         log.info("mediagen: could not read the price and balance of a refused submit: %s", exc)
 

@@ -65,13 +65,14 @@ class Client(BaseClient):
     """The blocking client. ``Client(api_key=None, base_url=None, **options)``.
 
     ``api_key`` / ``base_url`` default to ``MEDIAGEN_API_KEY`` / ``MEDIAGEN_BASE_URL``.
-    Options: ``timeout`` (s, default 60), ``max_retries`` (3), ``poll_interval`` (``(2, 5)``:
-    start and cap, or one number), ``cache_dir`` (outputs and journal), ``journal`` (None:
-    default file under the cache dir; a path; False: off), ``http_client`` (your own
-    ``httpx.Client``, e.g. with event hooks), ``validate`` (check requests against the
-    catalog before sending), ``download`` (download outputs as soon as ``wait`` sees them),
-    ``estimate`` (quote every submit first), ``budget`` (credits), ``rate_limit`` (requests
-    per second for this key).
+    Options: ``timeout`` (s, default 60: the deadline of every API request, its retries and
+    their pauses included; methods also take their own ``timeout=``), ``max_retries`` (3),
+    ``poll_interval`` (``(2, 5)``: start and cap, or one number), ``cache_dir`` (outputs and
+    journal), ``journal`` (None: default file under the cache dir; a path; False: off),
+    ``http_client`` (your own ``httpx.Client``, e.g. with event hooks), ``validate`` (check
+    requests against the catalog before sending), ``download`` (download outputs as soon as
+    ``wait`` sees them), ``estimate`` (quote every submit first), ``budget`` (credits),
+    ``rate_limit`` (requests per second for this key).
     """
 
     def __init__(

@@ -7,6 +7,7 @@ import builtins
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from mediagen.client._deadline import within
 from mediagen.client._errors import SubmitInterrupted
 from mediagen.client._models import (
     Asset,
@@ -42,6 +43,7 @@ class _SyncCreate(_Create):
         extra_headers: Mapping[str, str] | None = None,
         validate: bool | None = None,
         estimate: bool | None = None,
+        timeout: float | None = None,
         **fields: Any,
     ) -> Generation:
         """Submit a generation; returns it ``pending`` (``.wait()`` for the result).
@@ -51,10 +53,13 @@ class _SyncCreate(_Create):
         inputs take an asset id, an ``Asset``, a ``GenerationOutput`` or a local path
         (uploaded first). The request is checked against the model's catalog entry before
         sending (``validate=False`` skips that). An ``idempotency_key`` is made when none is
-        given, and reused on every retry, so a retry can never charge twice.
+        given, and reused on every retry, so a retry can never charge twice. ``timeout``
+        (s; default: the client's, per request) is a deadline for the whole submit; when it
+        passes after the request went out, the error carries the idempotency key, as for any
+        answer that never came, so sending again cannot charge twice.
         """
         __tracebackhide__ = True  # IPython and pytest show the caller's line, not ours
-        flow = self._submit(extra_body, extra_headers, validate, estimate, fields)
+        flow = within(self._submit(extra_body, extra_headers, validate, estimate, fields), timeout)
         try:
             return self._client._run(flow)
         except SubmitInterrupted as exc:  # the message says all; the flow's frames do not help
@@ -93,9 +98,9 @@ class Generations(_GenerationsBase):
 
     _client: Client
 
-    def get(self, generation_id: str) -> Generation:
+    def get(self, generation_id: str, *, timeout: float | None = None) -> Generation:
         """One generation's current state."""
-        return self._client._run(self._get(generation_id))
+        return self._client._run(within(self._get(generation_id), timeout))
 
     def list(
         self,
@@ -210,21 +215,27 @@ class Models(_ModelsBase):
 
     _client: Client
 
-    def list(self, *, type: str | None = None) -> builtins.list[ModelInfo]:
+    def list(
+        self, *, type: str | None = None, timeout: float | None = None
+    ) -> builtins.list[ModelInfo]:
         """Every model (of ``type``: ``image``, ``video`` or ``audio``) as ``ModelInfo``."""
-        return self._client._run(self._list(type))
+        return self._client._run(within(self._list(type), timeout))
 
-    def get(self, model_id: str, *, refresh: bool = False) -> ModelInfo:
+    def get(
+        self, model_id: str, *, refresh: bool = False, timeout: float | None = None
+    ) -> ModelInfo:
         """One catalog entry (cached per client; ``refresh=True`` reads it again)."""
-        return self._client._run(self._get(model_id, refresh))
+        return self._client._run(within(self._get(model_id, refresh), timeout))
 
-    def estimate(self, model_id: str, **query: Any) -> Estimate:
+    def estimate(self, model_id: str, *, timeout: float | None = None, **query: Any) -> Estimate:
         """``GET /v1/models/{id}/estimate`` with the wire contract's query names."""
-        return self._client._run(self._estimate(model_id, query))
+        return self._client._run(within(self._estimate(model_id, query), timeout))
 
-    def estimate_request(self, request: Mapping[str, Any]) -> Estimate:
+    def estimate_request(
+        self, request: Mapping[str, Any], *, timeout: float | None = None
+    ) -> Estimate:
         """The quote for exactly this submit body (mapped with ``Catalog.estimate_query``)."""
-        return self._client._run(self._estimate_request(request))
+        return self._client._run(within(self._estimate_request(request), timeout))
 
     def estimate_many(self, requests: Iterable[Mapping[str, Any]]) -> builtins.list[Estimate]:
         """One quote per request (for showing a batch's total before submitting it)."""
@@ -236,8 +247,10 @@ class CreditsResource(_Resource):
 
     _client: Client
 
-    def get(self) -> Credits:
-        return self._client._run(read_credits(self._client))
+    def get(self, *, timeout: float | None = None) -> Credits:
+        """The balance, the member cap and the plan; ``timeout`` (s) is a deadline for the
+        call, retries and their pauses included (default: the client's ``timeout``)."""
+        return self._client._run(within(read_credits(self._client), timeout))
 
 
 class Uploads(_UploadsBase):
@@ -245,9 +258,13 @@ class Uploads(_UploadsBase):
 
     _client: Client
 
-    def create(self, *, filename: str, content_type: str, size_bytes: int) -> UploadTicket:
+    def create(
+        self, *, filename: str, content_type: str, size_bytes: int, timeout: float | None = None
+    ) -> UploadTicket:
         """Register a file; returns the ``UploadTicket`` (``upload_url``, headers, expiry)."""
-        return self._client._run(self._register(filename, content_type, size_bytes))
+        return self._client._run(
+            within(self._register(filename, content_type, size_bytes), timeout)
+        )
 
     def upload(
         self,

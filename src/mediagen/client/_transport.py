@@ -27,11 +27,22 @@ def connection_error(
     )
 
 
-def deadline_error(method: str, where: str) -> APITimeoutError:
-    """The request could not be answered within the time its caller had left."""
-    return APITimeoutError(
-        f"{method} {where} got no answer before the deadline", method=method, path=where
-    )
+def deadline_error(
+    method: str,
+    where: str,
+    seconds: float | None = None,
+    attempts: int | None = None,
+    last: str | None = None,
+) -> APITimeoutError:
+    """The request could not be answered within the time its caller had left: within its
+    ``seconds`` deadline, after ``attempts`` tries, the ``last`` of which met ``last``."""
+    text = f"{method} {where} got no answer before the deadline"
+    if seconds is not None:
+        text = f"{method} {where} got no answer within its {seconds:.3g} s deadline"
+    if attempts is not None:
+        tried = f"{attempts} attempt{'' if attempts == 1 else 's'}"
+        text += f" ({tried}, retries and pauses included" + (f"; last: {last})" if last else ")")
+    return APITimeoutError(text, method=method, path=where)
 
 
 def file_url_path(url: str) -> str:

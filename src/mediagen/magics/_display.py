@@ -249,6 +249,9 @@ def api_error_text(exc: Exception) -> str | None:
     message = getattr(exc, "message", None) or str(exc)
     head = " ".join(str(p) for p in (status, code) if p)
     lines = [f"{head}: {message}" if head else message]
+    shortfall = getattr(exc, "shortfall", None)
+    if isinstance(shortfall, str):
+        lines.append(f"  this request {shortfall}")
     for detail in getattr(exc, "details", None) or ():
         loc = read_field(detail, "loc") or ()
         where = ".".join(str(p) for p in loc if p not in ("body", "query"))

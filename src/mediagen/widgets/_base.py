@@ -50,10 +50,13 @@ class ReportsErrors(traitlets.HasTraits):
 
 
 def _describe(exc: BaseException) -> str:
-    """A one-line message: the API error's own message and code when it has them."""
+    """A one-line message: the API error's own message and code when it has them, and a 402's
+    credit figures ("needs 12.5 credits, 3 available")."""
     code = getattr(exc, "code", None)
     message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-    return f"{message} ({code})" if code and code not in message else message
+    text = f"{message} ({code})" if code and code not in message else message
+    shortfall = getattr(exc, "shortfall", None)
+    return f"{text}: {shortfall}" if isinstance(shortfall, str) else text
 
 
 class MediagenWidget(ReportsErrors, anywidget.AnyWidget):

@@ -10,9 +10,9 @@ and affordable; otherwise ``blocked_reason`` says why, next to the disabled butt
 
 The balance and "affordable" come from the :class:`~mediagen.widgets.credits.Balance` shared
 with the credit meter: the service's price, judged against the one balance both widgets show.
-An invalid form shows no price; a refusal for credits (402) updates the balance, so the estimate
-says "not affordable" until a top-up, and its message goes away after a top-up, an edit or a
-reload of the page.
+An invalid form shows no price; a refusal for credits (402) says what the request needs and what
+is available, and updates the balance, so the estimate says "not affordable" until a top-up,
+and its message goes away after a top-up, an edit or a reload of the page.
 
 One click is one submission: the view sends a new ``click`` id per click, each click id gets its
 own idempotency key (a re-delivered click reuses it), and a click while a submission is in
@@ -251,9 +251,10 @@ class LiveEstimate(StaticFallback, MediagenWidget):
             # the balance fell since the estimate: take the service's figure, then ask again
             self.balance.offer(exc.available, self.balance.now())
             self.balance.refresh(reporter=lambda e: self.report(e, context="Credits"))
+            figures = f"this request {exc.shortfall}. " if exc.shortfall else ""
             self.error = (
-                f"Not sent: {exc.message} Nothing was charged. Top up (then refresh the credits) "
-                "or change the request."
+                f"Not sent: {figures}{exc.message} Nothing was charged. Top up (then refresh "
+                "the credits) or change the request."
             )
         else:
             self.report(exc, context="Submit failed")

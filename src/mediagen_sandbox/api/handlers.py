@@ -45,7 +45,7 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(APIError)
     async def _api_error(request: Request, exc: APIError):
         return error_response(
-            request.scope, exc.status, exc.code, exc.message, exc.details, exc.headers
+            request.scope, exc.status, exc.code, exc.message, exc.details, exc.headers, exc.extra
         )
 
     @app.exception_handler(RequestValidationError)

@@ -37,7 +37,10 @@ def error_response(
     message: str,
     details: list | None = None,
     headers: dict[str, str] | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> Response:
+    """The spec's Error body; ``extra`` adds fields to the error object (the API is additive)."""
     trace_id = scope.get(TRACE_SCOPE_KEY)
-    body = {"error": {"code": code, "message": message, "details": details, "trace_id": trace_id}}
+    error = {"code": code, "message": message, "details": details, "trace_id": trace_id}
+    body = {"error": {**error, **(extra or {})}}
     return json_response(body, status, headers)

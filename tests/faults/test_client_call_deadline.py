@@ -1,0 +1,156 @@
+"""A call's ``timeout=`` is one deadline for everything it sends: attempts, backoff and pauses.
+
+Real loopback servers that keep answering 503 (with a ``Retry-After`` the policy would honour
+for longer than the call has) or never answer at all; a submit whose answer is held past its
+deadline reports its idempotency key, and sending it again charges nothing more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+from client_faults import FakeServer, Relay, Reply, SilentServer, example_request, reserves, submits
+
+import mediagen
+
+TIMEOUT = 2.0
+#: the call must end within this much of its deadline (a deadline, not a speed figure)
+MARGIN = 1.5
+UNAVAILABLE = Reply(
+    503,
+    {"Content-Type": "application/json", "Retry-After": "1"},
+    b'{"error": {"code": "internal_error", "message": "down for maintenance", '
+    b'"details": null, "trace_id": null}}',
+)
+
+
+def _timed(call) -> tuple[float, BaseException | None]:
+    """Run ``call`` on a thread; (seconds taken, what it raised). An unbounded call fails here
+    instead of hanging the suite."""
+    outcome: dict = {}
+
+    def run() -> None:
+        started = time.monotonic()
+        try:
+            call()
+        except BaseException as exc:
+            outcome["error"] = exc
+        outcome["took"] = time.monotonic() - started
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(TIMEOUT + MARGIN + 20)
+    assert not thread.is_alive(), "the call was still running long after its deadline"
+    return outcome["took"], outcome.get("error")
+
+
+def _credits(url: str, tmp_path, asynchronous: bool, call_timeout: float | None, **options):
+    """``credits.get(timeout=call_timeout)`` from a Client or an AsyncClient on ``url``."""
+    settings = {"api_key": "mg-test-key", "base_url": url, "cache_dir": tmp_path,
+                "journal": False, "max_retries": 50, **options}  # fmt: skip
+    kwargs = {} if call_timeout is None else {"timeout": call_timeout}
+
+    def blocking() -> None:
+        with mediagen.Client(**settings) as client:
+            client.credits.get(**kwargs)
+
+    async def awaited() -> None:
+        async with mediagen.AsyncClient(**settings) as client:
+            await client.credits.get(**kwargs)
+
+    return (lambda: asyncio.run(awaited())) if asynchronous else blocking
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_credits_get_ends_by_its_timeout_while_the_service_answers_503(tmp_path, asynchronous):
+    with FakeServer(lambda request: UNAVAILABLE) as server:
+        # 50 retries allowed: only the deadline can end this call in time
+        took, error = _timed(_credits(server.url, tmp_path, asynchronous, TIMEOUT))
+        tries = len(server.seen)
+    assert isinstance(error, mediagen.APITimeoutError), error
+    assert "GET /v1/credits got no answer within its 2 s deadline" in str(error)
+    assert "last: HTTP 503" in str(error)
+    assert tries > 1  # it did retry inside the deadline
+    assert TIMEOUT * 0.9 <= took < TIMEOUT + MARGIN
+
+
+def test_a_deadline_shorter_than_retry_after_still_holds_the_key_for_all_of_it(tmp_path):
+    """A 429 asking for 30 s ends a 2 s call at 2 s, but the key's other requests still wait
+    the service's 30 s rather than what was left of that call."""
+    busy = Reply(
+        429,
+        {"Content-Type": "application/json", "Retry-After": "30"},
+        b'{"error": {"code": "rate_limited", "message": "retry in 30 s", "details": null, '
+        b'"trace_id": null}}',
+    )
+    with FakeServer(lambda request: busy) as server:
+        client = mediagen.Client(api_key="mg-test-key-429", base_url=server.url,
+                                 cache_dir=tmp_path, journal=False)  # fmt: skip
+        try:
+            took, error = _timed(lambda: client.credits.get(timeout=TIMEOUT))
+            held_for = client._gate.blocked_for
+        finally:
+            client.close()
+    assert isinstance(error, mediagen.APITimeoutError), error
+    assert "last: HTTP 429" in str(error)
+    assert took < TIMEOUT + MARGIN
+    assert held_for > 20
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_credits_get_ends_by_its_timeout_when_the_service_hangs(tmp_path, asynchronous):
+    with SilentServer() as silent:
+        took, error = _timed(_credits(silent.url, tmp_path, asynchronous, TIMEOUT))
+        assert silent.accepted  # the request reached a server that then said nothing
+    assert isinstance(error, mediagen.APITimeoutError), error
+    assert "2 s deadline" in str(error)
+    assert TIMEOUT * 0.9 <= took < TIMEOUT + MARGIN
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_the_clients_timeout_is_every_requests_deadline(tmp_path, asynchronous):
+    """``Client(timeout=2)``: not 2 s per attempt (four hung attempts and their backoff) but
+    2 s for the request."""
+    with SilentServer() as silent:
+        call = _credits(silent.url, tmp_path, asynchronous, None, timeout=TIMEOUT, max_retries=3)
+        took, error = _timed(call)
+    assert isinstance(error, mediagen.APITimeoutError), error
+    assert TIMEOUT * 0.9 <= took < TIMEOUT + MARGIN
+
+
+def test_a_submit_past_its_deadline_reports_its_key_and_is_charged_once(sandbox, tenant, tmp_path):
+    """The service takes the submit and reserves its price, but the answer is held past the
+    call's deadline: the error names the idempotency key, and the same call made again gets the
+    original job back instead of a second one."""
+    release = threading.Event()
+    relay = Relay(sandbox.base_url)
+    forward = relay.respond
+
+    def held(request):
+        answer = forward(request)
+        if submits(request):
+            release.wait(30)  # the job exists; its answer is late
+        return answer
+
+    relay.respond = held
+    client = mediagen.Client(api_key=tenant.api_key, base_url=relay.url, cache_dir=tmp_path)
+    request = example_request(sandbox, tenant, "pixel-1")
+    try:
+        client.models.get("pixel-1")  # the catalog entry is cached: only the POST is timed
+        took, error = _timed(lambda: client.images.create(**request, timeout=TIMEOUT))
+        release.set()
+        assert isinstance(error, mediagen.APITimeoutError), error
+        assert error.idempotency_key
+        assert error.idempotency_key in str(error)
+        assert len(reserves(sandbox, tenant.org_id)) == 1  # the service did take it
+        again = client.images.create(**request)
+    finally:
+        release.set()
+        client.close()
+        relay.close()
+    assert TIMEOUT * 0.9 <= took < TIMEOUT + MARGIN
+    assert again.idempotency_key == error.idempotency_key
+    assert len(reserves(sandbox, tenant.org_id)) == 1  # charged once

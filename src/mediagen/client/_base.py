@@ -12,7 +12,7 @@ from typing import Any
 from mediagen._version import __version__
 from mediagen.client import _batch, _estimate_notes
 from mediagen.client._batch import BatchItem, BatchResult
-from mediagen.client._budget import Budget
+from mediagen.client._budget import Budget, credit_limit
 from mediagen.client._config import ClientConfig, _Secret
 from mediagen.client._download import OutputCache, download_output, save_generation
 from mediagen.client._effects import Flow
@@ -80,7 +80,9 @@ class BaseClient:
         self._models_cache: dict[str, Any] = {}
         if budget is None:
             budget = _config.budget
-        self._budget = budget if isinstance(budget, Budget) or budget is None else Budget(budget)
+        if budget is not None and not isinstance(budget, Budget):
+            budget = Budget(credit_limit("budget", budget))
+        self._budget = budget
 
     # --- public helpers -------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from mediagen.client import _batch, _estimate_notes
 from mediagen.client._batch import BatchItem, BatchResult
 from mediagen.client._budget import Budget, credit_limit
 from mediagen.client._config import ClientConfig, _Secret
-from mediagen.client._download import OutputCache, download_output, save_generation
+from mediagen.client._download import OutputCache, download_output, save_within
 from mediagen.client._effects import Flow
 from mediagen.client._models import Generation, GenerationOutput
 from mediagen.client._redact import shown_url
@@ -102,8 +102,10 @@ class BaseClient:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={shown_url(self._config.base_url)!r})"
 
-    def _save(self, generation: Generation[Any], directory: str | Path) -> Flow[list[Path]]:
-        return save_generation(self, generation, directory)
+    def _save(
+        self, generation: Generation[Any], directory: str | Path, timeout: float | None = None
+    ) -> Flow[list[Path]]:
+        return save_within(self, generation, directory, timeout)
 
     def _batch_prepare(
         self,

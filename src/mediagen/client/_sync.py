@@ -48,7 +48,6 @@ from mediagen.client._sync_resources import (
     Videos,
 )
 from mediagen.client._transport import (
-    CHUNK,
     check_final_status,
     fetched,
     file_url_path,
@@ -124,9 +123,15 @@ class Client(BaseClient):
     def _sync_twin(self) -> Client:
         return self
 
-    def save(self, generation: Generation[Any], directory: str | Path = ".") -> list[Path]:
-        """Save every output of ``generation`` into ``directory``; returns the paths."""
-        return self._run(self._save(generation, directory))
+    def save(
+        self, generation: Generation[Any], directory: str | Path = ".", *,
+        timeout: float | None = None,
+    ) -> list[Path]:  # fmt: skip
+        """Save every output of ``generation`` into ``directory``; returns the paths.
+
+        ``timeout`` (seconds) is a deadline for every download: past it, ``APITimeoutError``
+        is raised and no partial file is left."""
+        return self._run(self._save(generation, directory, timeout))
 
     def submit_batch(
         self,
@@ -301,7 +306,10 @@ class Client(BaseClient):
                 return response
             size = 0
             with open(temp, "wb") as handle:
-                for chunk in response.iter_bytes(CHUNK):
+                # Each piece as it arrives (no re-chunking, which would hold a trickle back
+                # until a whole chunk came), so the deadline is checked after every read; a
+                # read itself times out by the time that was left when the attempt began.
+                for chunk in response.iter_bytes():
                     handle.write(chunk)
                     size += len(chunk)
                     tries.left()

@@ -9,7 +9,6 @@ from mediagen.client._effects import Fetched
 from mediagen.client._errors import APIConnectionError, APITimeoutError
 from mediagen.client._redact import redact
 
-CHUNK = 1 << 20
 NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout)
 
 

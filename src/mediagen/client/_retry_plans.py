@@ -67,7 +67,10 @@ def call_plan(
             try:
                 status, headers, content = yield Send(tries)
                 if status < 300:
-                    return _answer(status, content, spec.decode)
+                    data = _answer(status, content, spec.decode)
+                    return (
+                        data if spec.expect is None else spec.expect(data, spec.method, spec.path)
+                    )
             except (httpx.TransportError, httpx.DecodingError) as exc:
                 yield Wait(_after_transport_error(client, spec, tries, exc))
                 continue

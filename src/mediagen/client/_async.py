@@ -50,6 +50,7 @@ from mediagen.client._transport import (
     check_final_status,
     fetched,
     file_url_path,
+    scrub_chain,
     strip_auth,
 )
 
@@ -227,7 +228,7 @@ class AsyncClient(BaseClient):
             try:
                 reply = await attempt(step.tries)
             except Exception as exc:  # the plan decides: retry, or the error to raise
-                error = exc
+                error = scrub_chain(exc, self._secrets)  # no key on a request it holds
 
     async def _call(
         self, spec: RequestSpec, deadline: float | None = None, persistent: bool = False

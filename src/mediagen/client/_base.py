@@ -44,6 +44,7 @@ class BaseClient:
         estimate: bool = False,
         rate_limit: float | None = None,
         budget: float | Budget | None = None,
+        allow_insecure_http: bool | None = None,
         clock: Callable[[], float] | None = None,
         _config: ClientConfig | None = None,
     ) -> None:
@@ -57,6 +58,7 @@ class BaseClient:
                 "download": download,
                 "estimate": estimate,
                 "rate_limit": rate_limit,
+                "allow_insecure_http": allow_insecure_http,
             }
             if poll_interval is not None:
                 options["poll_interval"] = poll_interval

@@ -51,6 +51,7 @@ from mediagen.client._transport import (
     check_final_status,
     fetched,
     file_url_path,
+    scrub_chain,
     strip_auth,
 )
 
@@ -70,7 +71,8 @@ class Client(BaseClient):
     ``httpx.Client``, e.g. with event hooks), ``validate`` (check requests against the
     catalog before sending), ``download`` (download outputs as soon as ``wait`` sees them),
     ``estimate`` (quote every submit first), ``budget`` (credits), ``rate_limit`` (requests
-    per second for this key).
+    per second for this key), ``allow_insecure_http`` (send the key over plain ``http://`` to
+    another machine; refused by default, also ``MEDIAGEN_ALLOW_INSECURE_HTTP=1``).
     """
 
     def __init__(
@@ -254,7 +256,7 @@ class Client(BaseClient):
             try:
                 reply = attempt(step.tries)
             except Exception as exc:  # the plan decides: retry, or the error to raise
-                error = exc
+                error = scrub_chain(exc, self._secrets)  # no key on a request it holds
 
     def _call(
         self, spec: RequestSpec, deadline: float | None = None, persistent: bool = False

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import httpx
 
 from mediagen.client._download import DownloadError
 from mediagen.client._effects import Fetched
 from mediagen.client._errors import APIConnectionError, APITimeoutError
-from mediagen.client._redact import redact
+from mediagen.client._redact import MASK, redact
 
 NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout)
 
@@ -24,6 +26,45 @@ def connection_error(
         method=method,
         path=where,
     )
+
+
+#: request headers that carry a credential, whatever their value
+CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "x-api-key", "cookie")
+
+
+_E = TypeVar("_E", bound=BaseException)
+
+
+def scrub_chain(exc: _E, secrets: tuple[str, ...] = ()) -> _E:
+    """``exc`` and every exception chained to it (``__cause__``, ``__context__``) with the
+    headers of the requests they hold masked: httpx keeps the failed request on its errors
+    (``.request``), Authorization included, and an error reporter that serialises a chain
+    would send the key along. The requests are done with (each attempt builds its own)."""
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [exc]
+    while pending:
+        found = pending.pop()
+        if found is None or id(found) in seen:
+            continue
+        seen.add(id(found))
+        request = getattr(found, "_request", None)  # httpx.RequestError (``.request`` raises)
+        response = getattr(found, "response", None)  # httpx.HTTPStatusError
+        for held in (request, getattr(response, "request", None)):
+            if isinstance(held, httpx.Request):
+                held.headers = masked_headers(held.headers, secrets)
+        pending += [found.__cause__, found.__context__]
+    return exc
+
+
+def masked_headers(headers: httpx.Headers, secrets: tuple[str, ...]) -> httpx.Headers:
+    """A copy of ``headers`` with every credential header (and any value holding a secret)
+    replaced by the mask."""
+    kept = []
+    for name, value in headers.multi_items():
+        if name.lower() in CREDENTIAL_HEADERS or any(s and s in value for s in secrets):
+            value = MASK
+        kept.append((name, value))
+    return httpx.Headers(kept)
 
 
 def deadline_error(method: str, where: str) -> APITimeoutError:

@@ -167,7 +167,7 @@ class BaseClient:
     ) -> str:
         """Journal a submit about to be sent; the idempotency key to send it with.
 
-        That is ``key``, unless an identical request of this key and service is unanswered
+        That is ``key``, unless an identical request of this API key is unanswered
         (its answer was lost): then that attempt's key, so the service returns the job it may
         already have made instead of charging again.
         """
@@ -197,9 +197,8 @@ class BaseClient:
     def _journal_unanswered(self) -> list[dict[str, Any]]:
         if self.journal is None:
             return []
-        return self.journal.unanswered(
-            service=shown_url(self._config.base_url), key_id=self._config.key_fingerprint
-        )
+        # by the key (the account), not the URL's spelling: see Journal.claim_or_append
+        return self.journal.unanswered(key_id=self._config.key_fingerprint)
 
     def _journal_finished(self, gen: Generation[Any]) -> None:
         if self.journal is None or not gen.done or not gen.id:
@@ -213,9 +212,7 @@ class BaseClient:
     def _journal_pending(self) -> list[dict[str, Any]]:
         if self.journal is None:
             return []
-        return self.journal.pending(
-            service=shown_url(self._config.base_url), key_id=self._config.key_fingerprint
-        )
+        return self.journal.pending(key_id=self._config.key_fingerprint)
 
     # --- to be provided by the drivers ----------------------------------------------------
 

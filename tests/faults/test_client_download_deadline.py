@@ -44,6 +44,7 @@ class SlowFiles:
     def __init__(self) -> None:
         self.server = FakeServer(self.respond)
         self.output_url = self.server.url + "/files/slow.png?sig=abc"
+        self.pause = 0.5  # between two bytes of the output
 
     def respond(self, request):
         path = request.path.split("?")[0]
@@ -52,7 +53,7 @@ class SlowFiles:
             return Reply(200, {"Content-Type": "application/json"}, body)
         if path == "/files/slow.png":
             headers = {"Content-Type": "image/png", "Content-Length": str(len(PNG))}
-            return Reply(200, headers, PNG, trickle=0.5)
+            return Reply(200, headers, PNG, trickle=self.pause)
         return Reply(404, {"Content-Type": "application/json"}, b'{"error": {}}')
 
 
@@ -112,6 +113,16 @@ def test_the_async_wait_ends_by_its_timeout_too(slow, tmp_path):
 
     took, error, ended = _timed(lambda: asyncio.run(main()))
     _check_ended_by_deadline(slow, tmp_path, took, error, ended, mediagen.WaitTimeoutError)
+
+
+def test_a_read_still_waiting_at_the_deadline_is_cut_then(slow, tmp_path):
+    """A byte just before each read would time out: every read succeeds, and the one in
+    progress at the deadline would otherwise run almost a whole read timeout past it."""
+    slow.pause = TIMEOUT * 0.9
+    with mediagen.Client(**_options(slow, tmp_path)) as client:
+        gen = mediagen.Generation.from_dict(_generation_body(slow.output_url), client=client)
+        took, error, ended = _timed(lambda: gen.save(tmp_path / "saved", timeout=TIMEOUT))
+    _check_ended_by_deadline(slow, tmp_path, took, error, ended, mediagen.APITimeoutError)
 
 
 def test_save_ends_by_its_timeout(slow, tmp_path):

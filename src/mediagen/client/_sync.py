@@ -49,6 +49,7 @@ from mediagen.client._sync_resources import (
 )
 from mediagen.client._transport import (
     check_final_status,
+    cut_at,
     fetched,
     file_url_path,
     scrub_chain,
@@ -307,10 +308,10 @@ class Client(BaseClient):
                 response.read()
                 return response
             size = 0
-            with open(temp, "wb") as handle:
+            with open(temp, "wb") as handle, cut_at(response, tries.left()):
                 # Each piece as it arrives (no re-chunking, which would hold a trickle back
-                # until a whole chunk came), so the deadline is checked after every read; a
-                # read itself times out by the time that was left when the attempt began.
+                # until a whole chunk came), so the deadline is checked after every read, and
+                # a read still waiting at the deadline is cut then.
                 for chunk in response.iter_bytes():
                     handle.write(chunk)
                     size += len(chunk)

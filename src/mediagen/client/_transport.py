@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from typing import TypeVar
 
 import httpx
@@ -72,6 +76,30 @@ def deadline_error(method: str, where: str) -> APITimeoutError:
     return APITimeoutError(
         f"{method} {where} got no answer before the deadline", method=method, path=where
     )
+
+
+@contextmanager
+def cut_at(response: httpx.Response, left: float | None) -> Iterator[None]:
+    """A blocking read waits up to its timeout, which was fixed when the body began; with
+    ``left`` seconds to a deadline, the connection is shut then, so a read still blocked ends
+    at the deadline itself (as an incomplete body) instead of up to a whole timeout later."""
+    stream = response.extensions.get("network_stream")
+    sock = None if stream is None else stream.get_extra_info("socket")
+    if left is None or not isinstance(sock, socket.socket):
+        yield
+        return
+    timer = threading.Timer(left, _shut, (sock,))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+def _shut(sock: socket.socket) -> None:
+    with suppress(OSError):  # already closed: the download ended on its own
+        sock.shutdown(socket.SHUT_RDWR)
 
 
 def file_url_path(url: str) -> str:

@@ -72,8 +72,7 @@ class Client(BaseClient):
     ``httpx.Client``, e.g. with event hooks), ``validate`` (check requests against the
     catalog before sending), ``download`` (download outputs as soon as ``wait`` sees them),
     ``estimate`` (quote every submit first), ``budget`` (credits), ``rate_limit`` (requests
-    per second for this key), ``allow_insecure_http`` (send the key over plain ``http://`` to
-    another machine; refused by default, also ``MEDIAGEN_ALLOW_INSECURE_HTTP=1``).
+    per second for this key).
     """
 
     def __init__(

@@ -32,6 +32,66 @@ def connection_error(
     )
 
 
+def deadline_error(method: str, where: str) -> APITimeoutError:
+    """The request could not be answered within the time its caller had left."""
+    return APITimeoutError(
+        f"{method} {where} got no answer before the deadline", method=method, path=where
+    )
+
+
+def file_url_path(url: str) -> str:
+    """A file URL without its query (the signature) for messages."""
+    return url.split("?", 1)[0]
+
+
+def strip_auth(request: httpx.Request) -> httpx.Request:
+    """Upload and output URLs never get the API key, whatever the http client's defaults."""
+    for name in ("Authorization", "Proxy-Authorization"):
+        if name in request.headers:
+            del request.headers[name]
+    return request
+
+
+def check_final_status(status: int, where: str) -> None:
+    """After redirects a download must end in a 2xx (an error status is raised by the caller):
+    a 3xx left over (no Location, 304 ...) or a 1xx is no file."""
+    if status < 200 or 300 <= status < 400:
+        raise DownloadError(f"GET {where} ended with HTTP {status}, not a file; not saved")
+
+
+def fetched(headers: httpx.Headers, size: int) -> Fetched:
+    declared = headers.get("content-length")
+    return Fetched(
+        headers.get("content-type"),
+        size,
+        int(declared) if declared and declared.isdigit() else None,
+    )
+
+
+@contextmanager
+def cut_at(response: httpx.Response, left: float | None) -> Iterator[None]:
+    """A blocking read waits up to its timeout, which was fixed when the body began; with
+    ``left`` seconds to a deadline, the connection is shut then, so a read still blocked ends
+    at the deadline itself (as an incomplete body) instead of up to a whole timeout later."""
+    stream = response.extensions.get("network_stream")
+    sock = None if stream is None else stream.get_extra_info("socket")
+    if left is None or not isinstance(sock, socket.socket):
+        yield
+        return
+    timer = threading.Timer(left, _shut, (sock,))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+def _shut(sock: socket.socket) -> None:
+    with suppress(OSError):  # already closed: the download ended on its own
+        sock.shutdown(socket.SHUT_RDWR)
+
+
 #: request headers that carry a credential, whatever their value
 CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "x-api-key", "cookie")
 
@@ -69,63 +129,3 @@ def masked_headers(headers: httpx.Headers, secrets: tuple[str, ...]) -> httpx.He
             value = MASK
         kept.append((name, value))
     return httpx.Headers(kept)
-
-
-def deadline_error(method: str, where: str) -> APITimeoutError:
-    """The request could not be answered within the time its caller had left."""
-    return APITimeoutError(
-        f"{method} {where} got no answer before the deadline", method=method, path=where
-    )
-
-
-@contextmanager
-def cut_at(response: httpx.Response, left: float | None) -> Iterator[None]:
-    """A blocking read waits up to its timeout, which was fixed when the body began; with
-    ``left`` seconds to a deadline, the connection is shut then, so a read still blocked ends
-    at the deadline itself (as an incomplete body) instead of up to a whole timeout later."""
-    stream = response.extensions.get("network_stream")
-    sock = None if stream is None else stream.get_extra_info("socket")
-    if left is None or not isinstance(sock, socket.socket):
-        yield
-        return
-    timer = threading.Timer(left, _shut, (sock,))
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
-
-
-def _shut(sock: socket.socket) -> None:
-    with suppress(OSError):  # already closed: the download ended on its own
-        sock.shutdown(socket.SHUT_RDWR)
-
-
-def file_url_path(url: str) -> str:
-    """A file URL without its query (the signature) for messages."""
-    return url.split("?", 1)[0]
-
-
-def strip_auth(request: httpx.Request) -> httpx.Request:
-    """Upload and output URLs never get the API key, whatever the http client's defaults."""
-    for name in ("Authorization", "Proxy-Authorization"):
-        if name in request.headers:
-            del request.headers[name]
-    return request
-
-
-def check_final_status(status: int, where: str) -> None:
-    """After redirects a download must end in a 2xx (an error status is raised by the caller):
-    a 3xx left over (no Location, 304 ...) or a 1xx is no file."""
-    if status < 200 or 300 <= status < 400:
-        raise DownloadError(f"GET {where} ended with HTTP {status}, not a file; not saved")
-
-
-def fetched(headers: httpx.Headers, size: int) -> Fetched:
-    declared = headers.get("content-length")
-    return Fetched(
-        headers.get("content-type"),
-        size,
-        int(declared) if declared and declared.isdigit() else None,
-    )

@@ -370,8 +370,12 @@ class Journal:
             self._index.pop(ikey, None)
 
     def claim_or_append(self, record: Mapping[str, Any]) -> str | None:
-        """Journal the ``attempt`` record; if an identical request (same service, key, kind and
-        body) is unanswered, take over its idempotency key instead and return it.
+        """Journal the ``attempt`` record; if an identical request (same API key, kind and body)
+        is unanswered, take over its idempotency key instead and return it.
+
+        The key (``key_id``, its fingerprint) names the account; the base URL's spelling does
+        not (``127.0.0.1`` or ``localhost``, a proxy or direct reach the same service), so it
+        is not compared: a re-send through another URL still finds the lost attempt.
 
         Atomic (across threads and processes): one unanswered attempt is claimed by one
         re-send only, so n identical requests sent on purpose still make n jobs.
@@ -379,7 +383,7 @@ class Journal:
         with self._locked() as fd:
             wanted = canonical(record.get("request"))
             claimed = None
-            for old in self.unanswered(service=record.get("service"), key_id=record.get("key_id")):
+            for old in self.unanswered(key_id=record.get("key_id")):
                 if old.get("kind") != record.get("kind"):
                     continue
                 if record.get("inputs"):  # local files: the request as given, not as sent

@@ -12,12 +12,12 @@ SECRET = "mgk_test_SECRET_0123456789abcdef"
 
 def test_arguments_win_over_the_environment(monkeypatch):
     monkeypatch.setenv("MEDIAGEN_API_KEY", "from-env")
-    monkeypatch.setenv("MEDIAGEN_BASE_URL", "http://env.example:1")
-    config = ClientConfig.resolve(SECRET, "http://arg.example:2/v1/")
+    monkeypatch.setenv("MEDIAGEN_BASE_URL", "https://env.example:1")
+    config = ClientConfig.resolve(SECRET, "https://arg.example:2/v1/")
     assert config.api_key == SECRET
-    assert config.base_url == "http://arg.example:2"
+    assert config.base_url == "https://arg.example:2"
     from_env = ClientConfig.resolve()
-    assert (from_env.api_key, from_env.base_url) == ("from-env", "http://env.example:1")
+    assert (from_env.api_key, from_env.base_url) == ("from-env", "https://env.example:1")
 
 
 def test_a_missing_key_is_refused_before_anything_is_sent(monkeypatch):

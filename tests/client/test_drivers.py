@@ -16,7 +16,8 @@ import mediagen
 
 BASE = "http://127.0.0.1:9"
 KEY = "mgk_driver_SECRET"
-GEN = {"id": "g1", "type": "image", "status": "pending", "model": "m", "prompt": "p"}
+GEN = {"id": "g1", "type": "image", "status": "pending", "model": "m", "prompt": "p",
+       "created_at": "2026-01-01T00:00:00Z"}  # fmt: skip
 
 
 def _script(*steps):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -64,12 +65,15 @@ class Request:
 @dataclass
 class Reply:
     """An answer. With ``hold``, the body is sent and then the connection is kept open (the
-    rest never comes) until the event is set: a download that stalls part-way."""
+    rest never comes) until the event is set: a download that stalls part-way. With
+    ``trickle``, the body is sent one byte every ``trickle`` seconds (a slow link that never
+    stalls long enough for a read to time out)."""
 
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b""
     hold: threading.Event | None = None
+    trickle: float | None = None
 
 
 Responder = Callable[[Request], "Reply | None"]
@@ -100,12 +104,23 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(reply.body)))
         self.send_header("Connection", "close")
         self.end_headers()
-        if self.command != "HEAD":
+        if self.command != "HEAD" and reply.trickle is not None:
+            self._trickle(reply.body, reply.trickle)
+        elif self.command != "HEAD":
             self.wfile.write(reply.body)
         if reply.hold is not None:
             self.wfile.flush()
             reply.hold.wait(120)
         self.close_connection = True
+
+    def _trickle(self, body: bytes, pause: float) -> None:
+        for index in range(len(body)):
+            try:
+                self.wfile.write(body[index : index + 1])
+                self.wfile.flush()
+            except OSError:  # the client gave up and closed the connection
+                return
+            time.sleep(pause)
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _handle
 

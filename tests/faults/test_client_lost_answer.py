@@ -247,3 +247,52 @@ def test_a_lost_attempt_that_never_arrived_is_looked_for_once(sandbox, tenant, r
     assert lists >= 1  # it was looked for
     assert client.generations.recover() == []
     assert len([r for r in relay.seen if r.path.startswith("/v1/generations?")]) == lists
+
+
+def _other_spelling(base_url: str) -> str:
+    """The same sandbox under another URL: ``localhost`` for ``127.0.0.1``, a trailing ``/``."""
+    port = base_url.rsplit(":", 1)[1]
+    return f"http://localhost:{port}/"
+
+
+def test_a_lost_answer_is_recovered_through_another_url_of_the_same_service(
+    sandbox, tenant, relay, client, tmp_path
+):
+    """Lost through a relay (a proxy), sent again directly under another spelling of the
+    sandbox's URL: the journal knows the attempt by the key and the request, not the URL."""
+    request = example_request(sandbox, tenant, "pixel-1")
+    with pytest.raises(mediagen.APIConnectionError) as lost:
+        client.images.create(**request)
+    assert len(reserves(sandbox, tenant.org_id)) == 1  # the service made (and charged) it
+    direct = mediagen.Client(api_key=tenant.api_key, base_url=_other_spelling(sandbox.base_url),
+                             cache_dir=tmp_path, journal=tmp_path / "journal.jsonl")  # fmt: skip
+    try:
+        assert direct.base_url != client.base_url
+        assert [r["idempotency_key"] for r in direct.generations.pending()] == [
+            lost.value.idempotency_key
+        ]
+        gen = direct.images.create(**request)
+    finally:
+        direct.close()
+    assert gen.idempotency_key == lost.value.idempotency_key
+    assert len(reserves(sandbox, tenant.org_id)) == 1  # charged once
+    assert _posts(relay) >= 1
+
+
+def test_another_key_through_another_url_does_not_take_over_a_lost_attempt(
+    sandbox, tenant, tenant_factory, relay, client, tmp_path
+):
+    request = example_request(sandbox, tenant, "pixel-1")
+    with pytest.raises(mediagen.APIConnectionError) as lost:
+        client.images.create(**request)
+    other = tenant_factory()
+    stranger = mediagen.Client(api_key=other.api_key, base_url=_other_spelling(sandbox.base_url),
+                               cache_dir=tmp_path, journal=tmp_path / "journal.jsonl")  # fmt: skip
+    try:
+        assert stranger.generations.pending() == []
+        gen = stranger.images.create(**request)
+    finally:
+        stranger.close()
+    assert gen.idempotency_key != lost.value.idempotency_key
+    assert len(reserves(sandbox, other.org_id)) == 1
+    assert len(reserves(sandbox, tenant.org_id)) == 1

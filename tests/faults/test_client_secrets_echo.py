@@ -85,7 +85,8 @@ def test_an_http_client_with_an_auth_flow_never_sends_the_key_to_file_urls(tmp_p
             output = {"url": f"{server.url}/files/out.png?sig=1", "asset_id": "asset_1",
                       "content_type": "image/png"}  # fmt: skip
             gen = {"id": "g-1", "type": "image", "status": "completed", "model": "m",
-                   "prompt": "p", "outputs": [output]}  # fmt: skip
+                   "prompt": "p", "created_at": "2026-01-01T00:00:00Z",
+                   "outputs": [output]}  # fmt: skip
             return Reply(200, {"Content-Type": "application/json"}, json.dumps(gen).encode())
         return Reply(200, {"Content-Type": "image/png"}, b"\x89PNG" + b"\x00" * 64)
 

@@ -170,7 +170,8 @@ def test_the_wait_deadline_covers_downloading_the_outputs(tmp_path):
         output = {"url": f"{files.url}/files/out.png?sig=1", "asset_id": "asset_1",
                   "content_type": "image/png"}  # fmt: skip
         done = {"id": GENERATION_ID, "type": "image", "status": "completed", "model": "m",
-                "prompt": "p", "outputs": [output]}  # fmt: skip
+                "prompt": "p", "created_at": "2026-01-01T00:00:00Z",
+                "outputs": [output]}  # fmt: skip
         body = json.dumps(done).encode()
         api = FakeServer(lambda r: Reply(200, {"Content-Type": "application/json"}, body))
         client = mediagen.Client(api_key="mg-test-key", base_url=api.url, cache_dir=tmp_path,

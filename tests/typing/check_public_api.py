@@ -51,6 +51,7 @@ def blocking(client: mg.Client, gen: mg.Generation, requests: list[dict[str, Any
     assert_type(client.uploads.upload(b"abc", filename="a.png"), mg.Asset)
 
     assert_type(client.save(gen, "out"), list[Path])
+    assert_type(client.save(gen, "out", timeout=5), list[Path])
     assert_type(client.submit_batch(requests), mg.BatchResult)
     assert_type(client.submit_batch(requests).generations, list[mg.Generation])
     assert_type(client.to_async(), mg.AsyncClient)
@@ -64,6 +65,7 @@ def blocking_models(client: mg.Client) -> None:
     assert_type(gen.wait(timeout=60, download=False).outputs, list[mg.GenerationOutput])
     assert_type(gen.refresh(), mg.Generation)
     assert_type(gen.save("out"), list[Path])
+    assert_type(gen.save("out", timeout=5), list[Path])
     assert_type(gen.raise_for_error(), mg.Generation)
     output = gen.outputs[0]
     assert_type(output, mg.GenerationOutput[mg.Client])
@@ -108,6 +110,7 @@ async def awaited(
     assert_type(await client.uploads.upload(b"abc", filename="a.png"), mg.Asset)
 
     assert_type(await client.save(gen, "out"), list[Path])
+    assert_type(await client.save(gen, "out", timeout=5), list[Path])
     assert_type(await client.submit_batch(requests), mg.BatchResult[mg.AsyncClient])
     assert_type(client.to_sync(), mg.Client)
     async for found in client.generations.list(max_items=1):
@@ -126,6 +129,7 @@ async def awaited_models(client: mg.AsyncClient) -> None:
     assert_type(waiting, asyncio.Task[AsyncGen])
     assert_type(await gen.refresh(), AsyncGen)
     assert_type(await gen.save("out"), list[Path])
+    assert_type(await gen.save("out", timeout=5), list[Path])
     assert_type(gen.raise_for_error(), AsyncGen)
     output = gen.outputs[0]
     assert_type(output, mg.GenerationOutput[mg.AsyncClient])

@@ -47,10 +47,10 @@ from mediagen.client._retry_plans import (
 )
 from mediagen.client._sync import Client
 from mediagen.client._transport import (
-    CHUNK,
     check_final_status,
     fetched,
     file_url_path,
+    scrub_chain,
     strip_auth,
 )
 
@@ -117,9 +117,15 @@ class AsyncClient(BaseClient):
             self._twin = self.to_sync()
         return self._twin
 
-    async def save(self, generation: Generation[Any], directory: str | Path = ".") -> list[Path]:
-        """Save every output of ``generation`` into ``directory``; returns the paths."""
-        return await self._run(self._save(generation, directory))
+    async def save(
+        self, generation: Generation[Any], directory: str | Path = ".", *,
+        timeout: float | None = None,
+    ) -> list[Path]:  # fmt: skip
+        """Save every output of ``generation`` into ``directory``; returns the paths.
+
+        ``timeout`` (seconds) is a deadline for every download: past it, ``APITimeoutError``
+        is raised and no partial file is left."""
+        return await self._run(self._save(generation, directory, timeout))
 
     async def submit_batch(
         self,
@@ -222,7 +228,7 @@ class AsyncClient(BaseClient):
             try:
                 reply = await attempt(step.tries)
             except Exception as exc:  # the plan decides: retry, or the error to raise
-                error = exc
+                error = scrub_chain(exc, self._secrets)  # no key on a request it holds
 
     async def _call(
         self, spec: RequestSpec, deadline: float | None = None, persistent: bool = False
@@ -261,7 +267,21 @@ class AsyncClient(BaseClient):
         )
 
     async def _fetch_once(self, url: str, temp: Path, tries: Attempts) -> Fetched | httpx.Response:
-        """One download attempt: the file written, or the error response (its body read)."""
+        """One download attempt: the file written, or the error response (its body read).
+
+        With a deadline the whole attempt (redirects, headers, a body trickling in) ends by it:
+        httpx's timeouts only bound each read."""
+        left = tries.left()
+        if left is None:
+            return await self._fetch_attempt(url, temp, tries)
+        try:
+            return await asyncio.wait_for(self._fetch_attempt(url, temp, tries), left)
+        except asyncio.TimeoutError:
+            raise DeadlinePassed() from None
+
+    async def _fetch_attempt(
+        self, url: str, temp: Path, tries: Attempts
+    ) -> Fetched | httpx.Response:
         request = strip_auth(self._http.build_request("GET", url, **attempt_timeout(self, tries)))
         response = await self._http.send(request, stream=True, follow_redirects=True, auth=None)
         try:
@@ -272,7 +292,7 @@ class AsyncClient(BaseClient):
             handle = await asyncio.to_thread(open, temp, "wb")
             size = 0
             try:
-                async for chunk in response.aiter_bytes(CHUNK):
+                async for chunk in response.aiter_bytes():
                     handle.write(chunk)
                     size += len(chunk)
                     tries.left()

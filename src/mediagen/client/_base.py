@@ -13,9 +13,9 @@ from mediagen._journal_compaction import compact_soon
 from mediagen._version import __version__
 from mediagen.client import _batch, _estimate_notes
 from mediagen.client._batch import BatchItem, BatchResult
-from mediagen.client._budget import Budget
+from mediagen.client._budget import Budget, credit_limit
 from mediagen.client._config import ClientConfig, _Secret
-from mediagen.client._download import OutputCache, download_output, save_generation
+from mediagen.client._download import OutputCache, download_output, save_within
 from mediagen.client._effects import Flow
 from mediagen.client._models import Generation, GenerationOutput
 from mediagen.client._redact import shown_url
@@ -46,6 +46,7 @@ class BaseClient:
         estimate: bool = False,
         rate_limit: float | None = None,
         budget: float | Budget | None = None,
+        allow_insecure_http: bool | None = None,
         clock: Callable[[], float] | None = None,
         _config: ClientConfig | None = None,
     ) -> None:
@@ -60,6 +61,7 @@ class BaseClient:
                 "download": download,
                 "estimate": estimate,
                 "rate_limit": rate_limit,
+                "allow_insecure_http": allow_insecure_http,
             }
             if poll_interval is not None:
                 options["poll_interval"] = poll_interval
@@ -85,7 +87,9 @@ class BaseClient:
         self._models_cache: dict[str, Any] = {}
         if budget is None:
             budget = _config.budget
-        self._budget = budget if isinstance(budget, Budget) or budget is None else Budget(budget)
+        if budget is not None and not isinstance(budget, Budget):
+            budget = Budget(credit_limit("budget", budget))
+        self._budget = budget
 
     # --- public helpers -------------------------------------------------------------------
 
@@ -105,8 +109,10 @@ class BaseClient:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={shown_url(self._config.base_url)!r})"
 
-    def _save(self, generation: Generation[Any], directory: str | Path) -> Flow[list[Path]]:
-        return save_generation(self, generation, directory)
+    def _save(
+        self, generation: Generation[Any], directory: str | Path, timeout: float | None = None
+    ) -> Flow[list[Path]]:
+        return save_within(self, generation, directory, timeout)
 
     def _batch_prepare(
         self,
@@ -166,7 +172,7 @@ class BaseClient:
     ) -> str:
         """Journal a submit about to be sent; the idempotency key to send it with.
 
-        That is ``key``, unless an identical request of this key and service is unanswered
+        That is ``key``, unless an identical request of this API key is unanswered
         (its answer was lost): then that attempt's key, so the service returns the job it may
         already have made instead of charging again.
         """
@@ -196,9 +202,8 @@ class BaseClient:
     def _journal_unanswered(self) -> list[dict[str, Any]]:
         if self.journal is None:
             return []
-        return self.journal.unanswered(
-            service=shown_url(self._config.base_url), key_id=self._config.key_fingerprint
-        )
+        # by the key (the account), not the URL's spelling: see Journal.claim_or_append
+        return self.journal.unanswered(key_id=self._config.key_fingerprint)
 
     def _journal_finished(self, gen: Generation[Any]) -> None:
         if self.journal is None or not gen.done or not gen.id:
@@ -212,9 +217,7 @@ class BaseClient:
     def _journal_pending(self) -> list[dict[str, Any]]:
         if self.journal is None:
             return []
-        return self.journal.pending(
-            service=shown_url(self._config.base_url), key_id=self._config.key_fingerprint
-        )
+        return self.journal.pending(key_id=self._config.key_fingerprint)
 
     # --- to be provided by the drivers ----------------------------------------------------
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextvars
 import json
+import math
+import numbers
 import os
 import threading
 import time
@@ -23,9 +25,7 @@ class Budget:
     """
 
     def __init__(self, limit: float) -> None:
-        if limit < 0:
-            raise ValueError("a budget must be >= 0 credits")
-        self.limit = float(limit)
+        self.limit = credit_limit("limit", limit)
         self.spent = 0.0
         self._lock = threading.Lock()
 
@@ -50,6 +50,23 @@ class Budget:
         return f"Budget(limit={self.limit:g}, spent={self.spent:g}, remaining={self.remaining:g})"
 
 
+def credit_limit(name: str, value: object) -> float:
+    """``value`` as a number of credits, or a ValueError naming ``name`` and the value.
+
+    A guard must never be disabled by its own limit: NaN compares false with everything (so
+    ``credits > nan`` would let every submit through, and a NaN comes easily from the mean of
+    an empty column), infinity is no limit, and a string or a bool is a mistake, not a number.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a number of credits, not {value!r}")
+    found = float(value)
+    if not math.isfinite(found):
+        raise ValueError(f"{name} must be a finite number of credits, not {value!r}")
+    if found < 0:
+        raise ValueError(f"{name} must be >= 0 credits, not {value!r}")
+    return found
+
+
 _ACTIVE: contextvars.ContextVar[tuple[Budget, ...]] = contextvars.ContextVar(
     "mediagen_budgets", default=()
 )
@@ -62,7 +79,7 @@ def active_budgets() -> tuple[Budget, ...]:
 @contextmanager
 def budget(limit: float | Budget) -> Iterator[Budget]:
     """``with mediagen.budget(50): ...``: every submit inside (sync or async) counts against it."""
-    found = limit if isinstance(limit, Budget) else Budget(limit)
+    found = limit if isinstance(limit, Budget) else Budget(credit_limit("budget", limit))
     token = _ACTIVE.set((*_ACTIVE.get(), found))
     try:
         yield found
@@ -108,11 +125,9 @@ class SpendLimit(Budget):
         clock: Callable[[], float] = time.time,
     ) -> None:
         limits = {name: value for name, value in (("daily", daily), ("weekly", weekly))}
-        self.limits = {name: float(v) for name, v in limits.items() if v is not None}
+        self.limits = {name: credit_limit(name, v) for name, v in limits.items() if v is not None}
         if not self.limits:
             raise ValueError("give daily= and/or weekly= credits")
-        if any(v < 0 for v in self.limits.values()):
-            raise ValueError("a spend limit must be >= 0 credits")
         super().__init__(min(self.limits.values()))
         if path is None:
             from mediagen.client._config import default_cache_dir

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -14,6 +15,7 @@ from mediagen.client._errors import MediagenError
 ENV_API_KEY = "MEDIAGEN_API_KEY"
 ENV_BASE_URL = "MEDIAGEN_BASE_URL"
 ENV_CACHE_DIR = "MEDIAGEN_CACHE_DIR"
+ENV_ALLOW_INSECURE_HTTP = "MEDIAGEN_ALLOW_INSECURE_HTTP"
 DEFAULT_BASE_URL = "http://127.0.0.1:8765"
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_RETRIES = 3
@@ -65,6 +67,43 @@ def normalize_poll_interval(value: Any) -> tuple[float, float]:
     return (float(first), float(cap))
 
 
+def is_loopback(host: str | None) -> bool:
+    """``localhost``, 127.0.0.0/8 or ::1: a name or address that never leaves this machine."""
+    if not host:
+        return False
+    host = host.lower().rstrip(".")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_transport(base_url: str, allow_insecure_http: bool) -> None:
+    """Every request carries the key: over plain ``http://`` anyone on the path reads it. That
+    is fine for this machine (the sandbox), and refused for any other host unless allowed."""
+    parts = urlsplit(base_url)
+    if parts.scheme != "http" or allow_insecure_http or is_loopback(parts.hostname):
+        return
+    raise ValueError(
+        f"base_url {shown_host(base_url)!r} is plain http:// to another machine: the API key "
+        "would cross the network unencrypted. Use https://, or, on a network you trust, pass "
+        f"allow_insecure_http=True (or set {ENV_ALLOW_INSECURE_HTTP}=1). Nothing was sent."
+    )
+
+
+def shown_host(url: str) -> str:
+    """``scheme://host[:port]`` of ``url``, without any ``user:password@``."""
+    parts = urlsplit(url)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return f"{parts.scheme}://{host}"
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
 @dataclass(frozen=True)
 class ClientConfig:
     api_key: str = field(repr=False)
@@ -84,6 +123,11 @@ class ClientConfig:
     retry_base_delay: float = 0.5
     retry_max_delay: float = 8.0
     max_retry_after: float = 60.0
+    #: send the key over plain http:// beyond this machine (refused unless set)
+    allow_insecure_http: bool = False
+
+    def __post_init__(self) -> None:
+        check_transport(self.base_url, self.allow_insecure_http)
 
     @classmethod
     def resolve(
@@ -112,6 +156,8 @@ class ClientConfig:
         for name in ("timeout", "max_retries", "journal_keep_days"):
             if options.get(name) is None:
                 options.pop(name, None)
+        if options.get("allow_insecure_http") is None:
+            options["allow_insecure_http"] = _env_flag(ENV_ALLOW_INSECURE_HTTP)
         return cls(api_key=_Secret(key.strip()), base_url=url, **options)
 
     def replace(self, **changes: Any) -> ClientConfig:

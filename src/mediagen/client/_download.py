@@ -23,7 +23,7 @@ from typing import Any
 
 from mediagen import _wire
 from mediagen.client import _requests
-from mediagen.client._effects import Blocking, Call, Fetch, Fetched, Flow
+from mediagen.client._effects import Blocking, Call, Fetch, Fetched, Flow, Now
 from mediagen.client._errors import MediagenError, NotFoundError, PermissionDeniedError
 from mediagen.client._models import Generation, GenerationOutput
 
@@ -232,3 +232,14 @@ def save_generation(
     for output in generation.outputs:
         paths.append((yield from download_output(client, output, directory, deadline)))
     return paths
+
+
+def save_within(
+    client: Any,
+    generation: Generation[Any],
+    directory: str | Path | None,
+    timeout: float | None,
+) -> Flow[list[Path]]:
+    """Flow: :func:`save_generation` with ``timeout`` seconds as its deadline (None: none)."""
+    deadline = None if timeout is None else (yield Now()) + timeout
+    return (yield from save_generation(client, generation, directory, deadline))

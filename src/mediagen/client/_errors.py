@@ -203,6 +203,36 @@ class APITimeoutError(APIConnectionError, TimeoutError):
     """The request timed out after all retries."""
 
 
+class UnexpectedResponseError(MediagenError):
+    """A 2xx answer the client cannot act on: not an object, a required field of the spec
+    missing, or a generation status the spec does not name. ``method`` and ``path`` name the
+    endpoint; the message says what was wrong. Never retried: the service answered, but not
+    as the spec says (a wrong base URL, a proxy, or a service out of step with the client).
+    """
+
+    idempotency_key: str | None = None
+
+    def __init__(self, message: str, *, method: str | None = None, path: str | None = None):
+        self.message = f"{method} {path}: {message}" if method and path else message
+        super().__init__(self.message)
+        self.method = method
+        self.path = path
+        self.status = None
+        self.code = None
+        self.details: list[dict[str, Any]] = []
+        self.trace_id = None
+
+    def __reduce__(self):  # picklable (keyword-only args)
+        return (_rebuild_plain, (type(self), self.args, dict(self.__dict__)))
+
+
+def _rebuild_plain(cls: type[Exception], args: tuple[Any, ...], state: dict[str, Any]) -> Any:
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
+
+
 class WaitTimeoutError(MediagenError, TimeoutError):
     """``wait()`` gave up; the job is still pending and may still complete (and be charged).
 

@@ -327,14 +327,19 @@ class Generation(_Model, Generic[ClientT]):
         return self._need_client().generations.get(self.id)
 
     @overload
-    def save(self: Generation[Client], directory: str | Path = ".") -> list[Path]: ...
+    def save(
+        self: Generation[Client], directory: str | Path = ".", *, timeout: float | None = None
+    ) -> list[Path]: ...
     @overload
     def save(
-        self: Generation[AsyncClient], directory: str | Path = "."
+        self: Generation[AsyncClient], directory: str | Path = ".", *, timeout: float | None = None
     ) -> Coroutine[Any, Any, list[Path]]: ...
-    def save(self, directory: str | Path = ".") -> list[Path] | Coroutine[Any, Any, list[Path]]:
-        """Save every output into ``directory``; returns the list of paths."""
-        return self._need_client().save(self, directory)
+    def save(
+        self, directory: str | Path = ".", *, timeout: float | None = None
+    ) -> list[Path] | Coroutine[Any, Any, list[Path]]:
+        """Save every output into ``directory``; returns the list of paths. ``timeout``
+        (seconds) is a deadline for the downloads (``APITimeoutError`` past it)."""
+        return self._need_client().save(self, directory, timeout=timeout)
 
     def _need_client(self) -> Any:
         client = getattr(self, "_client", None)

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from mediagen import _wire
-from mediagen.client import _errors
+from mediagen.client import _errors, _shapes
 from mediagen.client._redact import redact, redact_bytes, redact_value
 from mediagen.client._retry import parse_retry_after
 
@@ -33,6 +33,9 @@ class RequestSpec:
     #: Reads a 2xx body in place of ``json.loads`` (a history page straight into columns).
     #: A ``ValueError`` from it for a body that is not JSON is an answer lost on the way.
     decode: Callable[[bytes], Any] | None = None
+    #: Checks the decoded JSON of a 2xx (``_shapes``: the spec's required fields); raises
+    #: UnexpectedResponseError naming this endpoint when they are not there.
+    expect: Callable[[Any, str, str], Any] | None = None
 
 
 def _query_value(value: Any) -> Any:
@@ -89,6 +92,7 @@ def submit(
         json=payload,
         headers=headers,
         idempotent=idempotency_key is not None,
+        expect=_shapes.generation,
     )
 
 
@@ -96,6 +100,7 @@ def get_generation(generation_id: str) -> RequestSpec:
     return RequestSpec(
         "GET",
         _wire.GENERATION_PATH.format(generation_id=_segment(generation_id, "generation_id")),
+        expect=_shapes.generation,
     )
 
 
@@ -117,15 +122,27 @@ def list_generations(
         "model": model,
         "created_after": created_after,
     }
-    return RequestSpec("GET", _wire.GENERATIONS_PATH, params=_query(params), decode=decode)
+    return RequestSpec(
+        "GET",
+        _wire.GENERATIONS_PATH,
+        params=_query(params),
+        decode=decode,
+        expect=None if decode is not None else _shapes.generation_page,
+    )
 
 
 def list_models(type: str | None = None) -> RequestSpec:
-    return RequestSpec("GET", _wire.MODELS_PATH, params=_query({"type": type}))
+    return RequestSpec(
+        "GET", _wire.MODELS_PATH, params=_query({"type": type}), expect=_shapes.model_page
+    )
 
 
 def get_model(model_id: str) -> RequestSpec:
-    return RequestSpec("GET", _wire.MODEL_PATH.format(model_id=_segment(model_id, "model id")))
+    return RequestSpec(
+        "GET",
+        _wire.MODEL_PATH.format(model_id=_segment(model_id, "model id")),
+        expect=_shapes.model,
+    )
 
 
 def estimate(model_id: str, query: Mapping[str, Any]) -> RequestSpec:
@@ -133,11 +150,12 @@ def estimate(model_id: str, query: Mapping[str, Any]) -> RequestSpec:
         "GET",
         _wire.ESTIMATE_PATH.format(model_id=_segment(model_id, "model id")),
         params=_query(query),
+        expect=_shapes.estimate,
     )
 
 
 def credits() -> RequestSpec:
-    return RequestSpec("GET", _wire.CREDITS_PATH)
+    return RequestSpec("GET", _wire.CREDITS_PATH, expect=_shapes.credits)
 
 
 def register_upload(filename: str, content_type: str, size_bytes: int) -> RequestSpec:
@@ -146,7 +164,7 @@ def register_upload(filename: str, content_type: str, size_bytes: int) -> Reques
         _wire.UPLOAD_CONTENT_TYPE: content_type,
         _wire.UPLOAD_SIZE: int(size_bytes),
     }
-    return RequestSpec("POST", _wire.UPLOADS_PATH, json=body)
+    return RequestSpec("POST", _wire.UPLOADS_PATH, json=body, expect=_shapes.upload_ticket)
 
 
 # --- responses ----------------------------------------------------------------------------

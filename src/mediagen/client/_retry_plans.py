@@ -78,7 +78,10 @@ def call_plan(
                 sent += 1
                 status, headers, content = yield Send(tries)
                 if status < 300:
-                    return _answer(status, content, spec.decode)
+                    data = _answer(status, content, spec.decode)
+                    return (
+                        data if spec.expect is None else spec.expect(data, spec.method, spec.path)
+                    )
             except (httpx.TransportError, httpx.DecodingError) as exc:
                 last = type(exc).__name__
                 yield Wait(_after_transport_error(client, spec, tries, exc))

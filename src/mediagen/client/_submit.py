@@ -28,6 +28,7 @@ from mediagen.client._errors import (
     PaymentRequiredError,
     ServerError,
     SubmitInterrupted,
+    UnexpectedResponseError,
     UnknownFieldError,
     unanswered_submit,
 )
@@ -355,8 +356,9 @@ def _post(
     kind, body, key, quote = sent.kind, sent.body, sent.key, sent.quote
     try:
         return (yield Call(_requests.submit(kind, body, key, extra_headers)))
-    except (APIConnectionError, ServerError) as exc:
-        # The outcome is unknown: the job may exist. Keep the budget's share, say how to recover.
+    except (APIConnectionError, ServerError, UnexpectedResponseError) as exc:
+        # The outcome is unknown: the job may exist (an answer the client cannot read may
+        # still be the service's). Keep the budget's share, say how to recover.
         _held_budgets.keep(key, shares.taken, shares.price)
         client._journal_event("unanswered", kind, body, key, None, quote)
         raise unanswered_submit(exc, key) from None

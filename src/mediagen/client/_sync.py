@@ -48,10 +48,11 @@ from mediagen.client._sync_resources import (
     Videos,
 )
 from mediagen.client._transport import (
-    CHUNK,
     check_final_status,
+    cut_at,
     fetched,
     file_url_path,
+    scrub_chain,
     strip_auth,
 )
 
@@ -125,9 +126,15 @@ class Client(BaseClient):
     def _sync_twin(self) -> Client:
         return self
 
-    def save(self, generation: Generation[Any], directory: str | Path = ".") -> list[Path]:
-        """Save every output of ``generation`` into ``directory``; returns the paths."""
-        return self._run(self._save(generation, directory))
+    def save(
+        self, generation: Generation[Any], directory: str | Path = ".", *,
+        timeout: float | None = None,
+    ) -> list[Path]:  # fmt: skip
+        """Save every output of ``generation`` into ``directory``; returns the paths.
+
+        ``timeout`` (seconds) is a deadline for every download: past it, ``APITimeoutError``
+        is raised and no partial file is left."""
+        return self._run(self._save(generation, directory, timeout))
 
     def submit_batch(
         self,
@@ -250,7 +257,7 @@ class Client(BaseClient):
             try:
                 reply = attempt(step.tries)
             except Exception as exc:  # the plan decides: retry, or the error to raise
-                error = exc
+                error = scrub_chain(exc, self._secrets)  # no key on a request it holds
 
     def _call(
         self, spec: RequestSpec, deadline: float | None = None, persistent: bool = False
@@ -301,8 +308,11 @@ class Client(BaseClient):
                 response.read()
                 return response
             size = 0
-            with open(temp, "wb") as handle:
-                for chunk in response.iter_bytes(CHUNK):
+            with open(temp, "wb") as handle, cut_at(response, tries.left()):
+                # Each piece as it arrives (no re-chunking, which would hold a trickle back
+                # until a whole chunk came), so the deadline is checked after every read, and
+                # a read still waiting at the deadline is cut then.
+                for chunk in response.iter_bytes():
                     handle.write(chunk)
                     size += len(chunk)
                     tries.left()

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from typing import TypeVar
+
 import httpx
 
 from mediagen.client._download import DownloadError
 from mediagen.client._effects import Fetched
 from mediagen.client._errors import APIConnectionError, APITimeoutError
-from mediagen.client._redact import redact
+from mediagen.client._redact import MASK, redact
 
-CHUNK = 1 << 20
 NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout)
 
 
@@ -72,3 +77,66 @@ def fetched(headers: httpx.Headers, size: int) -> Fetched:
         size,
         int(declared) if declared and declared.isdigit() else None,
     )
+
+
+@contextmanager
+def cut_at(response: httpx.Response, left: float | None) -> Iterator[None]:
+    """A blocking read waits up to its timeout, which was fixed when the body began; with
+    ``left`` seconds to a deadline, the connection is shut then, so a read still blocked ends
+    at the deadline itself (as an incomplete body) instead of up to a whole timeout later."""
+    stream = response.extensions.get("network_stream")
+    sock = None if stream is None else stream.get_extra_info("socket")
+    if left is None or not isinstance(sock, socket.socket):
+        yield
+        return
+    timer = threading.Timer(left, _shut, (sock,))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+def _shut(sock: socket.socket) -> None:
+    with suppress(OSError):  # already closed: the download ended on its own
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+#: request headers that carry a credential, whatever their value
+CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "x-api-key", "cookie")
+
+
+_E = TypeVar("_E", bound=BaseException)
+
+
+def scrub_chain(exc: _E, secrets: tuple[str, ...] = ()) -> _E:
+    """``exc`` and every exception chained to it (``__cause__``, ``__context__``) with the
+    headers of the requests they hold masked: httpx keeps the failed request on its errors
+    (``.request``), Authorization included, and an error reporter that serialises a chain
+    would send the key along. The requests are done with (each attempt builds its own)."""
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [exc]
+    while pending:
+        found = pending.pop()
+        if found is None or id(found) in seen:
+            continue
+        seen.add(id(found))
+        request = getattr(found, "_request", None)  # httpx.RequestError (``.request`` raises)
+        response = getattr(found, "response", None)  # httpx.HTTPStatusError
+        for held in (request, getattr(response, "request", None)):
+            if isinstance(held, httpx.Request):
+                held.headers = masked_headers(held.headers, secrets)
+        pending += [found.__cause__, found.__context__]
+    return exc
+
+
+def masked_headers(headers: httpx.Headers, secrets: tuple[str, ...]) -> httpx.Headers:
+    """A copy of ``headers`` with every credential header (and any value holding a secret)
+    replaced by the mask."""
+    kept = []
+    for name, value in headers.multi_items():
+        if name.lower() in CREDENTIAL_HEADERS or any(s and s in value for s in secrets):
+            value = MASK
+        kept.append((name, value))
+    return httpx.Headers(kept)

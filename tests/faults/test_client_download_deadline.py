@@ -1,0 +1,152 @@
+"""A download inside ``wait(timeout=...)`` or ``save(timeout=...)`` ends by that deadline, even
+when the file server keeps sending a byte every half second (no read ever times out): the call
+raises its timeout error within the deadline plus a small margin and leaves no partial file."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from client_faults import FakeServer, Reply
+
+import mediagen
+
+GENERATION_ID = "00000000-0000-4000-8000-0000000000d1"
+TIMEOUT = 2.0
+#: the call must end within this much of its deadline (one trickled byte is 0.5 s)
+MARGIN = 1.5
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 400  # 200 s at a byte every 0.5 s
+
+
+def _generation_body(url: str) -> dict:
+    return {
+        "id": GENERATION_ID,
+        "type": "image",
+        "status": "completed",
+        "model": "pixel-1",
+        "prompt": "a lighthouse",
+        "created_at": "2026-01-01T00:00:00Z",
+        "completed_at": "2026-01-01T00:00:01Z",
+        "credits_charged": 1,
+        "outputs": [
+            {"url": url, "asset_id": "asset_slow", "content_type": "image/png"},
+        ],
+    }
+
+
+class SlowFiles:
+    """A service whose one generation is completed and whose output trickles in."""
+
+    def __init__(self) -> None:
+        self.server = FakeServer(self.respond)
+        self.output_url = self.server.url + "/files/slow.png?sig=abc"
+        self.pause = 0.5  # between two bytes of the output
+
+    def respond(self, request):
+        path = request.path.split("?")[0]
+        if path == f"/v1/generations/{GENERATION_ID}":
+            body = json.dumps(_generation_body(self.output_url)).encode()
+            return Reply(200, {"Content-Type": "application/json"}, body)
+        if path == "/files/slow.png":
+            headers = {"Content-Type": "image/png", "Content-Length": str(len(PNG))}
+            return Reply(200, headers, PNG, trickle=self.pause)
+        return Reply(404, {"Content-Type": "application/json"}, b'{"error": {}}')
+
+
+@pytest.fixture
+def slow():
+    found = SlowFiles()
+    yield found
+    found.server.close()
+
+
+def _timed(call) -> tuple[float, BaseException | None, bool]:
+    """Run ``call`` on a thread; (seconds taken, what it raised, whether it ended at all)."""
+    outcome: dict = {}
+
+    def run() -> None:
+        started = time.monotonic()
+        try:
+            call()
+        except BaseException as exc:
+            outcome["error"] = exc
+        outcome["took"] = time.monotonic() - started
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(TIMEOUT + MARGIN + 10)  # an unbounded download is still running here
+    return outcome.get("took", float("inf")), outcome.get("error"), not thread.is_alive()
+
+
+def _files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file())
+
+
+def _options(slow: SlowFiles, tmp_path: Path) -> dict:
+    return {"api_key": "mg-test-key", "base_url": slow.server.url, "journal": False,
+            "cache_dir": tmp_path / "cache", "poll_interval": (0.05, 0.1)}  # fmt: skip
+
+
+def _check_ended_by_deadline(slow, tmp_path, took, error, ended, expected) -> None:
+    assert ended, "the call was still downloading long after its timeout"
+    assert isinstance(error, expected), error
+    assert took < TIMEOUT + MARGIN
+    assert any(r.path.startswith("/files/slow.png") for r in slow.server.seen)  # it did start
+    assert _files(tmp_path) == []  # no partial file, in the cache or the target
+
+
+def test_wait_ends_by_its_timeout_while_an_output_trickles_in(slow, tmp_path):
+    with mediagen.Client(**_options(slow, tmp_path)) as client:
+        took, error, ended = _timed(lambda: client.generations.wait(GENERATION_ID, timeout=TIMEOUT))
+    _check_ended_by_deadline(slow, tmp_path, took, error, ended, mediagen.WaitTimeoutError)
+    assert "completed, but its outputs were not downloaded" in str(error)
+
+
+def test_the_async_wait_ends_by_its_timeout_too(slow, tmp_path):
+    async def main() -> None:
+        async with mediagen.AsyncClient(**_options(slow, tmp_path)) as client:
+            await client.generations.wait(GENERATION_ID, timeout=TIMEOUT)
+
+    took, error, ended = _timed(lambda: asyncio.run(main()))
+    _check_ended_by_deadline(slow, tmp_path, took, error, ended, mediagen.WaitTimeoutError)
+
+
+def test_a_read_still_waiting_at_the_deadline_is_cut_then(slow, tmp_path):
+    """A byte just before each read would time out: every read succeeds, and the one in
+    progress at the deadline would otherwise run almost a whole read timeout past it."""
+    slow.pause = TIMEOUT * 0.9
+    with mediagen.Client(**_options(slow, tmp_path)) as client:
+        gen = mediagen.Generation.from_dict(_generation_body(slow.output_url), client=client)
+        took, error, ended = _timed(lambda: gen.save(tmp_path / "saved", timeout=TIMEOUT))
+    _check_ended_by_deadline(slow, tmp_path, took, error, ended, mediagen.APITimeoutError)
+
+
+def test_save_ends_by_its_timeout(slow, tmp_path):
+    with mediagen.Client(**_options(slow, tmp_path)) as client:
+        gen = mediagen.Generation.from_dict(_generation_body(slow.output_url), client=client)
+        took, error, ended = _timed(lambda: gen.save(tmp_path / "saved", timeout=TIMEOUT))
+    _check_ended_by_deadline(slow, tmp_path, took, error, ended, mediagen.APITimeoutError)
+    assert "deadline" in str(error)
+
+
+def test_the_async_save_ends_by_its_timeout(slow, tmp_path):
+    async def main() -> None:
+        async with mediagen.AsyncClient(**_options(slow, tmp_path)) as client:
+            gen = mediagen.Generation.from_dict(_generation_body(slow.output_url), client=client)
+            await client.save(gen, tmp_path / "saved", timeout=TIMEOUT)
+
+    took, error, ended = _timed(lambda: asyncio.run(main()))
+    _check_ended_by_deadline(slow, tmp_path, took, error, ended, mediagen.APITimeoutError)
+
+
+def test_a_save_with_time_to_spare_keeps_the_whole_file(sandbox, tenant, tmp_path):
+    options = {"journal": False, "cache_dir": tmp_path / "cache", "poll_interval": (0.05, 0.1)}
+    with mediagen.Client(api_key=tenant.api_key, base_url=sandbox.base_url, **options) as client:
+        gen = client.images.create(model="pixel-1", prompt="a lighthouse").wait(download=False)
+        (path,) = gen.save(tmp_path / "saved", timeout=30)
+    assert path.parent == tmp_path / "saved"
+    assert path.read_bytes().startswith(b"\x89PNG")

@@ -1,5 +1,6 @@
 """The grid's columns go in as ``models=`` (what people write first), as ``settings=`` or
-second: one argument under two names, in ``mediagen.compare`` and ``Compare`` alike."""
+second: one argument under two names, in ``mediagen.compare`` and ``Compare`` alike; a column
+added later shows its cells with it at once."""
 
 from __future__ import annotations
 
@@ -38,3 +39,16 @@ def test_both_names_at_once_is_a_clear_type_error(make_client, tenant, make):
 def test_no_columns_is_a_clear_type_error(make_client, tenant, make):
     with pytest.raises(TypeError, match="needs its columns: models="):
         make(PROMPTS, client=make_client(tenant))
+
+
+def test_a_column_added_has_its_cells_at_once_and_exports_before_its_prices_arrive(
+    make_client, tenant, tmp_path
+):
+    grid = mediagen.compare(PROMPTS, models=["pixel-1"], client=make_client(tenant)).join(60)
+    grid.add_column("lumen-4k")
+    assert len(grid.cells) == len(PROMPTS) * len(grid.columns) == 4
+    assert [(c["row"], c["col"]) for c in grid.cells] == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    report = grid.export_html(tmp_path / "report.html").read_text(encoding="utf-8")
+    assert report.count("lumen-4k") >= 1
+    grid.join(60)
+    assert all(cell["estimate"] for cell in grid.cells), "then every cell is priced"

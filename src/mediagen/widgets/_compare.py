@@ -168,6 +168,7 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
             self.plan.requests[(row, col)] = body
             self._cells[(row, col)] = {"row": row, "col": col, "status": PRICED, "estimate": None}
         self.columns = [c.describe() for c in self.plan.columns]
+        self._publish()  # the new cells show (being priced) with their column, never after it
         new = [(row, col) for row in range(len(self.plan.prompts))]
         self.ready = _tasks.spawn(self._price(new), reporter=self._failed("Pricing"))
         return self.ready

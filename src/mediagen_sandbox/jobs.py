@@ -15,8 +15,8 @@ processes it cannot slow request handling down. A job's life:
      one it takes what the server and the lone jobs leave.
 
    - the *long* lane, one worker at the lowest OS priority, renders what takes minutes
-     whoever sent it (:func:`is_long`: an hour of speech from a 20-segment script of 5,000
-     characters each spends minutes in the MP3 encoder). Long renders wait for it in their own
+     whoever sent it (:func:`is_long`: a 20-segment script of 5,000 characters each is an
+     hour and a half of speech, minutes in the MP3 encoder). Long renders wait for it in their own
      round-robin line, so however many arrive they hold one worker, and the other lanes stay
      free for everything else.
 
@@ -60,8 +60,9 @@ log = logging.getLogger("mediagen_sandbox.jobs")
 FOREGROUND_NICENESS = 2  # a little below the server, so renders yield to request handling
 BACKGROUND_NICENESS = 19  # the lowest: a backlog renders on what everyone else leaves
 LONG_WORKERS = 1  # renders of minutes take turns on one worker
-# Media a job makes beyond which its render holds a worker for minutes: encoding audio runs at
-# about 40x real time on a busy core, so ten minutes of it take some 15 s, an hour 90 s or more.
+# Media a job makes beyond which its render holds a worker for minutes: speech renders at about
+# 30x real time on a busy core (most of it in the MP3 encoder), so ten minutes take some 20 s,
+# an hour two minutes or more.
 LONG_MEDIA_SECONDS = 600.0
 
 

@@ -25,10 +25,11 @@ LONG_SPEECH = {
     ],
 }
 # How much slower another organization's median answer may be while long renders run: generous
-# (measured about 1.0 for credits and 1.2 for an image; with each long render holding a worker
-# of the shared lanes, an image waited minutes once three were rendering).
-PROMPT_RATIO = 3.0
-IMAGE_RATIO = 4.0
+# for a busy machine (measured 1.1 to 2.1 for credits, 0.9 to 2.3 for an image; with each long
+# render holding a worker of the shared lanes, an image waited over five minutes once three
+# were rendering, and a synthesis on the event loop would hold up every request).
+PROMPT_RATIO = 5.0
+IMAGE_RATIO = 5.0
 STOP_RATIO = 4.0  # a stop mid-synthesis against a stop of the idle server
 
 

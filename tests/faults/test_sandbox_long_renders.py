@@ -111,7 +111,9 @@ def test_the_server_stops_at_once_mid_synthesis_and_renders_it_again_after(tmp_p
         sb.stop()
         busy_stop = time.perf_counter() - started
         assert process.returncode == 0, "a clean exit, not the SIGKILL after a timeout"
-        assert not [w.pid for w in workers if w.is_running() and w.status() != "zombie"]
+        # the workers follow their server out (each watches it), the renderer first of all
+        _, alive = psutil.wait_procs(workers, timeout=10)
+        assert not alive, "a worker outlived its server"
 
         sb.start()
         with api(sb, speaker) as s:

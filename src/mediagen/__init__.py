@@ -112,12 +112,13 @@ def studio(client=None, **options):
     return _studio(client, **options)
 
 
-def compare(prompts, settings, client=None, **options):
-    """A prompt x model-setting grid, priced before anything runs
+def compare(prompts, settings=None, client=None, *, models=None, **options):
+    """A prompt x model grid, priced before anything runs: the columns are ``models=`` (ids,
+    or dicts of a model and its fields), also accepted second or as ``settings=``
     (``mediagen.widgets.Compare``: ``run=``, ``budget=``, ``concurrency=``)."""
     from mediagen.widgets import compare as _compare
 
-    return _compare(prompts, settings, client, **options)
+    return _compare(prompts, settings, client, models=models, **options)
 
 
 def _load_compare(path, client=None, **options):

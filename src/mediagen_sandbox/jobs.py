@@ -14,6 +14,12 @@ processes it cannot slow request handling down. A job's life:
      with a backlog (a batch, a flood). On an idle machine it runs just as fast; on a busy
      one it takes what the server and the lone jobs leave.
 
+   - the *long* lane, one worker at the lowest OS priority, renders what takes minutes
+     whoever sent it (:func:`is_long`: a 20-segment script of 5,000 characters each is an
+     hour and a half of speech, minutes in the MP3 encoder). Long renders wait for it in their own
+     round-robin line, so however many arrive they hold one worker, and the other lanes stay
+     free for everything else.
+
    So one organization's flood of large jobs never makes another's one image wait behind it,
    neither for a worker nor for the CPU.
 3. ``finalize``: one write transaction marks the generation completed (reservation -> charge,
@@ -23,7 +29,8 @@ processes it cannot slow request handling down. A job's life:
 Everything a job needs is stored with the generation (``job_json``), so pending generations are
 re-scheduled after a restart; one whose job cannot be read back is failed and refunded.
 
-Workers die with their server, however it went (see :mod:`mediagen_sandbox.children`).
+Workers die with their server, however it went (see :mod:`mediagen_sandbox.children`), and a
+stopping server ends the renders in progress at once (they are redone after a restart).
 """
 
 from __future__ import annotations
@@ -45,13 +52,18 @@ from .children import process_pool, stop_pool
 from .db import assets, ledger
 from .db import generations as rows
 from .db.store import Store
-from .media.spec import OutputSpec, RenderedOutput
+from .media.spec import OutputSpec, RenderedOutput, media_seconds
 from .units import iso, utcnow
 
 log = logging.getLogger("mediagen_sandbox.jobs")
 
 FOREGROUND_NICENESS = 2  # a little below the server, so renders yield to request handling
 BACKGROUND_NICENESS = 19  # the lowest: a backlog renders on what everyone else leaves
+LONG_WORKERS = 1  # renders of minutes take turns on one worker
+# Media a job makes beyond which its render holds a worker for minutes: speech renders at about
+# 30x real time on a busy core (most of it in the MP3 encoder), so ten minutes take some 20 s,
+# an hour two minutes or more.
+LONG_MEDIA_SECONDS = 600.0
 
 
 def lane_sizes(cpus: int | None) -> tuple[int, int]:
@@ -64,6 +76,11 @@ def lane_sizes(cpus: int | None) -> tuple[int, int]:
     """
     cpus = max(1, cpus or 1)
     return max(2, cpus // 2), max(1, cpus - 1)
+
+
+def is_long(specs: list[OutputSpec]) -> bool:
+    """Whether rendering ``specs`` holds a worker for minutes (the long lane's jobs)."""
+    return sum(media_seconds(spec) for spec in specs) > LONG_MEDIA_SECONDS
 
 
 @dataclass
@@ -146,12 +163,15 @@ class JobRunner:
         foreground, background = lane_sizes(os.cpu_count()) if workers is None else (workers,) * 2
         self.foreground = Lane("foreground", foreground, FOREGROUND_NICENESS)
         self.background = Lane("background", background, BACKGROUND_NICENESS)
+        self.long = Lane("long", LONG_WORKERS, BACKGROUND_NICENESS)
         self._heap: list[tuple[float, int, Job]] = []
         self._seq = 0
         self._cond = threading.Condition()
         # organization -> its due jobs; dict order is the round-robin order
         self._waiting: dict[str, deque[Job]] = {}
-        self._rendering: dict[str, int] = {}  # organization -> jobs in the pools
+        self._waiting_long: dict[str, deque[Job]] = {}  # the same, for the long lane
+        # organization -> its jobs in the foreground and background pools
+        self._rendering: dict[str, int] = {}
         self._pool_lock = threading.Lock()
         self._stopping = False
         self._thread = threading.Thread(target=self._timer_loop, name="job-timer", daemon=True)
@@ -175,7 +195,7 @@ class JobRunner:
             self._stopping = True
             self._cond.notify_all()
         self._thread.join(timeout=5)
-        for lane in (self.foreground, self.background):
+        for lane in (self.foreground, self.background, self.long):
             with self._pool_lock:
                 pool, lane.pool = lane.pool, None
             if pool is not None:  # a render in progress is resumed after the restart
@@ -242,8 +262,9 @@ class JobRunner:
         if job.failure:
             self.finalize_failure(job.generation_id, *job.failure)
             return
+        line = self._waiting_long if is_long(job.specs) else self._waiting
         with self._cond:
-            self._waiting.setdefault(job.org_id, deque()).append(job)
+            line.setdefault(job.org_id, deque()).append(job)
         self._dispatch()
 
     def _dispatch(self) -> None:
@@ -257,19 +278,23 @@ class JobRunner:
                     return
                 job, lane = picked
                 lane.busy += 1
-                self._rendering[job.org_id] = self._rendering.get(job.org_id, 0) + 1
+                if lane is not self.long:
+                    self._rendering[job.org_id] = self._rendering.get(job.org_id, 0) + 1
             self._send_to_pool(job, lane)
 
     def _next_job(self) -> tuple[Job, Lane] | None:
         """The next organization in turn with a free worker in its lane gives its oldest job
-        and goes to the back of the line (call with ``_cond`` held)."""
+        and goes to the back of the line (call with ``_cond`` held). Long renders have their
+        own line and lane, so one never stands in front of a short job."""
+        if self.long.free:
+            job = _take_turn(self._waiting_long, next(iter(self._waiting_long), None))
+            if job is not None:
+                return job, self.long
         for org, queue in self._waiting.items():
             lane = self._lane_for(org, queue)
             if lane is not None:
-                job = queue.popleft()
-                del self._waiting[org]
-                if queue:
-                    self._waiting[org] = queue
+                job = _take_turn(self._waiting, org)
+                assert job is not None
                 return job, lane
         return None
 
@@ -293,6 +318,8 @@ class JobRunner:
         future.add_done_callback(lambda fut: self._render_done(job, lane, fut))
 
     def _render_done(self, job: Job, lane: Lane, future: Future | None) -> None:
+        if self._stopping:  # cut off by the stop: left pending, rendered again after a restart
+            return
         try:
             rendered = future.result() if future is not None else None
         except Exception as exc:
@@ -312,9 +339,10 @@ class JobRunner:
             log.exception("settling %s failed", job.generation_id)
         with self._cond:
             lane.busy -= 1
-            left = self._rendering.pop(job.org_id) - 1
-            if left:
-                self._rendering[job.org_id] = left
+            if lane is not self.long:
+                left = self._rendering.pop(job.org_id) - 1
+                if left:
+                    self._rendering[job.org_id] = left
         self._dispatch()
 
     # -- settlement -------------------------------------------------------------------------
@@ -382,6 +410,17 @@ class JobRunner:
             )
         if self.on_settled:
             self.on_settled(generation_id)
+
+
+def _take_turn(waiting: dict[str, deque[Job]], org: str | None) -> Job | None:
+    """``org``'s oldest job from ``waiting``; the organization goes to the back of the line."""
+    if org is None:
+        return None
+    queue = waiting.pop(org)
+    job = queue.popleft()
+    if queue:
+        waiting[org] = queue
+    return job
 
 
 def asset_path(data_dir: Path, asset_id: str, extension: str) -> str:

@@ -61,7 +61,7 @@ def _require_chromium() -> None:
         return
     message = (
         f"browser tests need Debian's Chromium at {CHROMIUM}: "
-        "install it with `apt-get install chromium` (as root)"
+        "install it with `scripts/setup-test-deps` (apt-get, as root or through sudo)"
     )
     if os.environ.get("CI"):
         pytest.fail(f"CI is set, so browser tests must run; {message}")

@@ -34,7 +34,7 @@ def axe_js(tmp_path_factory) -> Path:
     """axe-core's browser build, from npm (``npm pack``; the registry is the only source)."""
     npm = shutil.which("npm")
     if npm is None:
-        pytest.fail("the accessibility scan needs npm (apt-get install npm) to fetch axe-core")
+        pytest.fail("the accessibility scan needs npm (scripts/setup-test-deps) to fetch axe-core")
     where = tmp_path_factory.mktemp("axe")
     subprocess.run(
         [npm, "pack", f"axe-core@{AXE_VERSION}", "--silent", "--pack-destination", str(where)],

@@ -1,6 +1,7 @@
-"""``compare(prompts, settings)``: a prompt x model grid, priced before it runs.
+"""``compare(prompts, models)``: a prompt x model grid, priced before it runs.
 
-Rows are prompts, columns are model settings, each cell one generation. On creation the grid
+Rows are prompts, columns are models or model settings (``models=`` or ``settings=``, one
+argument under two names), each cell one generation. On creation the grid
 asks the service for the estimate of each distinct request and sums them (the exact total), and
 forecasts the wall time from the user's own history where there is enough of it. Nothing is
 sent until :meth:`Compare.run` (the Run button, or ``run=True``), and then only within
@@ -80,8 +81,9 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
     def __init__(
         self,
         rows: Any,
-        settings: Any,
+        settings: Any = None,
         *,
+        models: Any = None,
         client: Any = None,
         service: Service | None = None,
         run: bool = False,
@@ -98,7 +100,7 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         self.budget = budget if isinstance(budget, Budget) or budget is None else Budget(budget)
         self.concurrency = concurrency
         self.catalogs = _catalogs(self.service)
-        self.plan: Plan = plan(rows, settings, self.catalogs)
+        self.plan: Plan = plan(rows, columns_given(settings, models), self.catalogs)
         self.generations: dict[tuple[int, int], Any] = {}
         self._cells: dict[tuple[int, int], dict[str, Any]] = {
             position: {"row": position[0], "col": position[1], "status": PRICED, "estimate": None}
@@ -166,6 +168,7 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
             self.plan.requests[(row, col)] = body
             self._cells[(row, col)] = {"row": row, "col": col, "status": PRICED, "estimate": None}
         self.columns = [c.describe() for c in self.plan.columns]
+        self._publish()  # the new cells show (being priced) with their column, never after it
         new = [(row, col) for row in range(len(self.plan.prompts))]
         self.ready = _tasks.spawn(self._price(new), reporter=self._failed("Pricing"))
         return self.ready
@@ -543,6 +546,24 @@ def _setting(text: str) -> Any:
     return text
 
 
-def compare(rows: Any, settings: Any, client: Any = None, **options: Any) -> Compare:
-    """``mediagen.compare(prompts, ["pixel-1", "pixel-pro"])``: the priced grid (see module)."""
-    return Compare(rows, settings, client=client, **options)
+def columns_given(settings: Any, models: Any) -> Any:
+    """The grid's columns, whichever name they came under: ``models=`` is what people write
+    first (a column is usually just a model id), ``settings=`` says a column may also carry
+    fields; they are one argument, so exactly one of them is given."""
+    if settings is not None and models is not None:
+        raise TypeError(
+            "compare() takes the columns once: models=[...] or settings=[...], not both"
+        )
+    if settings is None and models is None:
+        raise TypeError(
+            "compare() needs its columns: models=['pixel-1', {'model': 'pixel-pro', ...}]"
+        )
+    return models if settings is None else settings
+
+
+def compare(
+    rows: Any, settings: Any = None, client: Any = None, *, models: Any = None, **options: Any
+) -> Compare:
+    """``mediagen.compare(prompts, models=["pixel-1", "pixel-pro"])``: the priced grid (see
+    module); the columns may also come second, or as ``settings=``."""
+    return Compare(rows, settings, models=models, client=client, **options)

@@ -40,6 +40,21 @@ class OutputSpec:
     language: str | None = None  # speech: the voice's language (e.g. "en", "fr"); None = English
 
 
+# espeak speaks 175 words a minute at speed 1, some 16 characters a second of English text
+SPOKEN_CHARACTERS_PER_SECOND = 16.0
+
+
+def media_seconds(spec: OutputSpec) -> float:
+    """How long the media ``spec`` asks for plays: its duration, or for speech what its text
+    takes to say (what the renderer's time grows with)."""
+    if spec.duration_seconds is not None:
+        return float(spec.duration_seconds)
+    if spec.media != "audio":
+        return 0.0
+    characters = sum(len(text) for _, text in spec.segments) or len(spec.text)
+    return characters / SPOKEN_CHARACTERS_PER_SECOND / max(spec.speed or 1.0, 0.25)
+
+
 @dataclass(frozen=True)
 class RenderedOutput:
     content_type: str

@@ -22,6 +22,7 @@ from mediagen.client._async_resources import (
 )
 from mediagen.client._base import USER_AGENT, BaseClient
 from mediagen.client._batch import BatchItem, BatchResult
+from mediagen.client._config import DEFAULT_CONCURRENCY
 from mediagen.client._effects import (
     Blocking,
     Call,
@@ -126,7 +127,7 @@ class AsyncClient(BaseClient):
         requests: Iterable[Mapping[str, Any]],
         *,
         kind: str | None = None,
-        concurrency: int = _batch.DEFAULT_CONCURRENCY,
+        concurrency: int = DEFAULT_CONCURRENCY,
         show_estimate: bool = True,
         on_estimate: Callable[[float, list[BatchItem[AsyncClient]]], Any] | None = None,
         max_credits: float | None = None,

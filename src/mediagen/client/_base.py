@@ -7,19 +7,21 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mediagen._version import __version__
-from mediagen.client import _batch, _estimate_notes
-from mediagen.client._batch import BatchItem, BatchResult
-from mediagen.client._budget import Budget
 from mediagen.client._config import ClientConfig, _Secret
-from mediagen.client._download import OutputCache, download_output, save_generation
-from mediagen.client._effects import Flow
-from mediagen.client._models import Generation, GenerationOutput
 from mediagen.client._redact import shown_url
 from mediagen.client._retry import RetryPolicy, gate_for
-from mediagen.journal import Journal, make_record
+
+# The output cache, the journal, batches and budgets load when first used (see ``_sync``).
+if TYPE_CHECKING:
+    from mediagen.client._batch import BatchItem, BatchResult
+    from mediagen.client._budget import Budget
+    from mediagen.client._download import OutputCache
+    from mediagen.client._effects import Flow
+    from mediagen.client._models import Generation, GenerationOutput
+    from mediagen.journal import Journal
 
 log = logging.getLogger("mediagen")
 
@@ -74,13 +76,29 @@ class BaseClient:
         #: masked in any server text the client surfaces (errors echoing request headers)
         self._secrets = (_config.api_key,)
         self._clock = clock or time.monotonic
-        self._cache = OutputCache(_config.cache_dir)
-        path = _config.journal_path
-        self.journal: Journal | None = Journal(path) if path is not None else None
         self._models_cache: dict[str, Any] = {}
         if budget is None:
             budget = _config.budget
-        self._budget = budget if isinstance(budget, Budget) or budget is None else Budget(budget)
+        if budget is not None:
+            from mediagen.client._budget import Budget
+
+            if not isinstance(budget, Budget):
+                budget = Budget(budget)
+        self._budget: Budget | None = budget
+
+    @functools.cached_property
+    def journal(self) -> Journal | None:
+        """The request journal (None with ``journal=False``); opened on first use."""
+        from mediagen.journal import Journal
+
+        path = self._config.journal_path
+        return Journal(path) if path is not None else None
+
+    @functools.cached_property
+    def _cache(self) -> OutputCache:
+        from mediagen.client._download import OutputCache
+
+        return OutputCache(self._config.cache_dir)
 
     # --- public helpers -------------------------------------------------------------------
 
@@ -101,6 +119,8 @@ class BaseClient:
         return f"{type(self).__name__}(base_url={shown_url(self._config.base_url)!r})"
 
     def _save(self, generation: Generation[Any], directory: str | Path) -> Flow[list[Path]]:
+        from mediagen.client._download import save_generation
+
         return save_generation(self, generation, directory)
 
     def _batch_prepare(
@@ -113,6 +133,8 @@ class BaseClient:
         max_credits: float | None,
     ) -> Flow[BatchResult[Any]]:
         """The flow quoting a batch (see ``submit_batch``); the driver then submits it."""
+        from mediagen.client import _batch
+
         if concurrency < 1:
             raise ValueError("concurrency must be >= 1")
         if on_estimate is None and show_estimate:
@@ -120,6 +142,8 @@ class BaseClient:
         return _batch.prepare(self, list(requests), kind, on_estimate, max_credits)
 
     def _download_output(self, output: GenerationOutput, target: str | Path | None) -> Any:
+        from mediagen.client._download import download_output
+
         return self._run(download_output(self, output, target))
 
     # --- journal --------------------------------------------------------------------------
@@ -127,6 +151,8 @@ class BaseClient:
     def _journal_record(
         self, event, kind, body, key, generation, quote, inputs=None
     ) -> dict[str, Any]:
+        from mediagen.journal import make_record
+
         return make_record(
             event,
             service=shown_url(self._config.base_url),
@@ -224,6 +250,8 @@ class BaseClient:
 
 
 def _print_estimate(client: Any, total: float, items: list[Any]) -> None:
+    from mediagen.client import _batch, _estimate_notes
+
     # shown to the notebook user on purpose: the price, then what higher layers add (forecasts)
     print(_batch.describe(total, items))
     for line in _estimate_notes.lines(client, items):

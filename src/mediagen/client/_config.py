@@ -18,6 +18,7 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8765"
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_RETRIES = 3
 DEFAULT_POLL_INTERVAL = (2.0, 5.0)
+DEFAULT_CONCURRENCY = 4  # submits of one batch in flight at once
 
 
 class MissingAPIKeyError(MediagenError):

@@ -22,7 +22,7 @@ from mediagen.client._async_resources import (
 )
 from mediagen.client._base import USER_AGENT, BaseClient
 from mediagen.client._batch import BatchItem, BatchResult
-from mediagen.client._config import DEFAULT_CONCURRENCY
+from mediagen.client._config import DEFAULT_CONCURRENCY, ssl_context
 from mediagen.client._effects import (
     Blocking,
     Call,
@@ -84,6 +84,7 @@ class AsyncClient(BaseClient):
                 timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
                 headers={"User-Agent": USER_AGENT},
                 follow_redirects=False,
+                verify=ssl_context(),
             )
         self._http = http_client
         self._twin: Client | None = None

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import httpx
 
 from mediagen.client._base import USER_AGENT, BaseClient
-from mediagen.client._config import DEFAULT_CONCURRENCY
+from mediagen.client._config import DEFAULT_CONCURRENCY, ssl_context
 
 # Only what constructing a client needs is imported above: the resources, the effects and the
 # retry plans load on a client's first call (the resources' modules bring the rest), so
@@ -69,6 +69,7 @@ class Client(BaseClient):
                 timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
                 headers={"User-Agent": USER_AGENT},
                 follow_redirects=False,
+                verify=ssl_context(),
             )
         self._http = http_client
 

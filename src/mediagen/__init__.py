@@ -3,58 +3,60 @@
 Everything a script needs is here, flat: ``mediagen.Client`` / ``mediagen.AsyncClient``, the
 models (``Generation``, ``GenerationOutput``, ``Estimate``, ``Credits``, ``ModelInfo``,
 ``Asset``) and the exceptions (``APIError`` and one subclass per status of the spec). Importing
-it loads the client (httpx) only: widgets, history (pandas) and the IPython extension are
-imported when used, so ``import mediagen`` stays fast in a plain script.
+it loads nothing but the release number: each name is loaded on first use (PEP 562), the client
+with httpx and only the modules a ``Client()`` needs; widgets, history (pandas) and the IPython
+extension load when used, so ``import mediagen`` stays fast in a plain script.
 """
 
-from typing import TYPE_CHECKING
+import sys
+from typing import TYPE_CHECKING, Any
 
 from mediagen._version import __version__
-from mediagen.client import (
-    APIConnectionError,
-    APIError,
-    APITimeoutError,
-    Asset,
-    AuthenticationError,
-    BadRequestError,
-    BatchItem,
-    BatchResult,
-    Budget,
-    BudgetExceededError,
-    Client,
-    ConflictError,
-    Credits,
-    DownloadError,
-    Estimate,
-    Generation,
-    GenerationErrorInfo,
-    GenerationFailedError,
-    GenerationOutput,
-    Interrupted,
-    LocalValidationError,
-    MediagenError,
-    MemberLimit,
-    MissingAPIKeyError,
-    ModelInfo,
-    NotFoundError,
-    PaymentRequiredError,
-    PermissionDeniedError,
-    RateLimitError,
-    ServerError,
-    SpendLimit,
-    SpendLimitExceededError,
-    SubmitInterrupted,
-    UnexpectedResponseError,
-    UnknownFieldError,
-    UploadTicket,
-    ValidationError,
-    WaitInterrupted,
-    WaitTimeoutError,
-    budget,
-)
 
-if TYPE_CHECKING:  # static for editors and type checkers; loaded on first use (asyncio ~60 ms)
-    from mediagen.client._async import AsyncClient
+if TYPE_CHECKING:  # what editors and type checkers read; loaded on first use (below)
+    from mediagen.client import (
+        APIConnectionError,
+        APIError,
+        APITimeoutError,
+        Asset,
+        AsyncClient,
+        AuthenticationError,
+        BadRequestError,
+        BatchItem,
+        BatchResult,
+        Budget,
+        BudgetExceededError,
+        Client,
+        ConflictError,
+        Credits,
+        DownloadError,
+        Estimate,
+        Generation,
+        GenerationErrorInfo,
+        GenerationFailedError,
+        GenerationOutput,
+        Interrupted,
+        LocalValidationError,
+        MediagenError,
+        MemberLimit,
+        MissingAPIKeyError,
+        ModelInfo,
+        NotFoundError,
+        PaymentRequiredError,
+        PermissionDeniedError,
+        RateLimitError,
+        ServerError,
+        SpendLimit,
+        SpendLimitExceededError,
+        SubmitInterrupted,
+        UnexpectedResponseError,
+        UnknownFieldError,
+        UploadTicket,
+        ValidationError,
+        WaitInterrupted,
+        WaitTimeoutError,
+        budget,
+    )
 
 __all__ = [
     "APIConnectionError",
@@ -134,6 +136,7 @@ compare.load = _load_compare  # type: ignore[attr-defined]  # mediagen.compare.l
 def spend_dashboard(client=None, **options):
     """What was spent, on what, and what failed: filters, a date range, plots and a sortable,
     searchable table (``mediagen.widgets.spend_dashboard.SpendDashboard``)."""
+    from mediagen.client import Client
     from mediagen.widgets.spend_dashboard import SpendDashboard
 
     return SpendDashboard(client if client is not None else Client(), **options)
@@ -152,13 +155,20 @@ def unload_ipython_extension(ipython):
     _unload(ipython)
 
 
-def __getattr__(name: str):
-    if name == "AsyncClient":
-        from mediagen.client._async import AsyncClient
+def __getattr__(name: str) -> Any:
+    if name in __all__:  # one of the client's names (the rest are bound above)
+        from mediagen import client
 
-        return AsyncClient
+        return getattr(client, name)
+    if name.startswith("_"):  # a submodule not loaded yet: the import system loads it
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from mediagen.client._errors import DEPRECATED_NAMES, deprecated_name
 
     if name in DEPRECATED_NAMES:
         return deprecated_name(__name__, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public names, loaded or not, beside what the module holds already."""
+    return sorted(set(__all__) | set(vars(sys.modules[__name__])))

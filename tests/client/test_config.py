@@ -57,3 +57,36 @@ def test_poll_interval_accepts_a_number_or_start_and_cap():
     assert normalize_poll_interval((2, 5)) == (2.0, 5.0)
     with pytest.raises(ValueError):
         normalize_poll_interval((5, 2))
+
+
+def _pool_ssl_context(client):
+    """The SSL context the client's httpx connection pool verifies servers with."""
+    return client._http._transport._pool._ssl_context
+
+
+def test_every_client_verifies_with_one_loaded_ca_bundle(monkeypatch, tmp_path):
+    """A CA bundle is loaded once per trust setting, not once per client (a studio, each job
+    card and every ``to_async()`` builds a client); ``SSL_CERT_FILE`` still takes effect."""
+    import asyncio
+
+    import certifi
+
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    first = mediagen.Client(api_key=SECRET, base_url="http://127.0.0.1:9", cache_dir=tmp_path)
+    second = mediagen.Client(api_key=SECRET, base_url="https://127.0.0.1:9", cache_dir=tmp_path)
+    twin = first.to_async()
+    try:
+        shared = _pool_ssl_context(first)
+        assert _pool_ssl_context(second) is shared
+        assert _pool_ssl_context(twin) is shared
+        assert shared.verify_mode.name == "CERT_REQUIRED"
+        assert shared.check_hostname
+        monkeypatch.setenv("SSL_CERT_FILE", certifi.where())
+        own = mediagen.Client(api_key=SECRET, base_url="http://127.0.0.1:9", cache_dir=tmp_path)
+        assert _pool_ssl_context(own) is not shared
+        own.close()
+    finally:
+        first.close()
+        second.close()
+        asyncio.run(twin.aclose())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -10,7 +11,46 @@ import pytest
 
 import mediagen
 
-HEAVY = ("pandas", "ipywidgets", "IPython", "anywidget", "numpy", "mediagen_sandbox")
+HEAVY = (
+    "pandas",
+    "ipywidgets",
+    "IPython",
+    "anywidget",
+    "duckdb",
+    "pyarrow",
+    "numpy",
+    "mediagen_sandbox",
+)
+
+#: every module ``import mediagen; mediagen.Client()`` loads beyond what ``import httpx;
+#: httpx.Client()`` loads: the client's settings, its retry policy and its driver. Batches,
+#: uploads, models, the journal and the resources load on the client's first call.
+CLIENT_STARTUP = {
+    "mediagen",
+    "mediagen._version",
+    "mediagen.client",
+    "mediagen.client._base",
+    "mediagen.client._config",
+    "mediagen.client._errors",
+    "mediagen.client._redact",
+    "mediagen.client._retry",
+    "mediagen.client._sync",
+}
+
+
+def _modules_loaded(code: str, tmp_path) -> list[str]:
+    """The module names ``code`` (ending with a ``loaded`` set) reports, in a fresh interpreter
+    whose cache directory is ``tmp_path``."""
+    env = {**os.environ, "MEDIAGEN_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-c", code + "\nprint(json.dumps(sorted(loaded)))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        env=env,
+    )
+    return json.loads(out.stdout)
 
 
 def test_import_mediagen_loads_no_notebook_or_data_libraries():
@@ -23,6 +63,85 @@ def test_import_mediagen_loads_no_notebook_or_data_libraries():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert json.loads(out.stdout) == []
+
+
+def test_import_mediagen_alone_loads_only_its_release_number(tmp_path):
+    """The client's names load on first use, so a bare ``import mediagen`` loads not even
+    httpx."""
+    loaded = _modules_loaded(
+        "import json, sys\n"
+        "before = set(sys.modules)\n"
+        "import mediagen\n"
+        "loaded = set(sys.modules) - before",
+        tmp_path,
+    )
+    assert loaded == ["mediagen", "mediagen._version"]
+
+
+def test_a_first_client_loads_only_what_constructing_it_needs(tmp_path):
+    """Beyond httpx and its client, ``mediagen.Client()`` loads the named startup modules and
+    nothing else: an eager import added anywhere on that path (a flow, the models, a library
+    httpx does not load) fails here."""
+    loaded = _modules_loaded(
+        "import json, sys\n"
+        "import httpx\n"
+        "httpx.Client(base_url='http://127.0.0.1:9')\n"
+        "before = set(sys.modules)\n"
+        "import mediagen\n"
+        "mediagen.Client(api_key='k', base_url='http://127.0.0.1:9')\n"
+        "loaded = set(sys.modules) - before",
+        tmp_path,
+    )
+    assert set(loaded) <= CLIENT_STARTUP, sorted(set(loaded) - CLIENT_STARTUP)
+    assert "mediagen.client._sync" in loaded  # the set is what a client needs, not less
+
+
+def test_a_client_loads_the_rest_on_its_first_call(sandbox, tenant, tmp_path):
+    """The deferred modules arrive with the first use of a resource, and the call works."""
+    loaded = _modules_loaded(
+        "import json, sys, mediagen\n"
+        f"c = mediagen.Client(api_key={tenant.api_key!r}, base_url={sandbox.base_url!r})\n"
+        "before = set(sys.modules)\n"
+        "assert c.models.get('pixel-1').id == 'pixel-1'\n"
+        "loaded = set(sys.modules) - before",
+        tmp_path,
+    )
+    assert {"mediagen.client._sync_resources", "mediagen.client._submit"} <= set(loaded)
+
+
+def test_the_lazy_names_come_from_the_modules_type_checkers_read():
+    """``mediagen.client`` resolves each public name at run time from the module its
+    ``TYPE_CHECKING`` imports name, so editors and the running code see one object; ``dir()``
+    lists every public name before it is loaded."""
+    import ast
+    import importlib
+    import inspect
+
+    import mediagen.client
+
+    tree = ast.parse(inspect.getsource(mediagen.client))
+    guarded = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    )
+    static = {
+        alias.name: node.module
+        for node in guarded.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert set(static) == set(mediagen.client.__all__)
+    for name in mediagen.client.__all__:
+        home = importlib.import_module(static[name])
+        assert getattr(mediagen.client, name) is getattr(home, name), name
+        assert getattr(mediagen, name) is getattr(mediagen.client, name)
+    assert set(mediagen.__all__) <= set(dir(mediagen))
+    assert set(mediagen.client.__all__) <= set(dir(mediagen.client))
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        mediagen.Nope  # noqa: B018
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        mediagen.client.Nope  # noqa: B018
 
 
 def test_the_public_names_and_their_statuses():

@@ -4,50 +4,106 @@ Operations are written once as generators of effects (``_effects``); requests ar
 responses parsed by pure functions (``_requests``); the retry policy is pure (``_retry``).
 ``Client`` and ``AsyncClient`` only perform the effects. Every name the spec leaves open lives
 in ``_wire``. Nothing here imports pandas, ipywidgets or IPython.
+
+The names below are loaded on first use (PEP 562): a script that builds a ``Client`` pays for
+the modules a client needs, not for batches, uploads or the asyncio twin it never touches. The
+imports under ``TYPE_CHECKING`` are what editors and type checkers read.
 """
 
 from __future__ import annotations
 
-from mediagen.client._batch import BatchItem, BatchResult
-from mediagen.client._budget import Budget, SpendLimit, SpendLimitExceededError, budget
-from mediagen.client._config import MissingAPIKeyError
-from mediagen.client._download import DownloadError
-from mediagen.client._errors import (
-    APIConnectionError,
-    APIError,
-    APITimeoutError,
-    AuthenticationError,
-    BadRequestError,
-    BudgetExceededError,
-    ConflictError,
-    GenerationFailedError,
-    Interrupted,
-    LocalValidationError,
-    MediagenError,
-    NotFoundError,
-    PaymentRequiredError,
-    PermissionDeniedError,
-    RateLimitError,
-    ServerError,
-    SubmitInterrupted,
-    UnexpectedResponseError,
-    UnknownFieldError,
-    ValidationError,
-    WaitInterrupted,
-    WaitTimeoutError,
-)
-from mediagen.client._models import (
-    Asset,
-    Credits,
-    Estimate,
-    Generation,
-    GenerationErrorInfo,
-    GenerationOutput,
-    MemberLimit,
-    ModelInfo,
-    UploadTicket,
-)
-from mediagen.client._sync import Client
+import sys
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mediagen.client._async import AsyncClient
+    from mediagen.client._batch import BatchItem, BatchResult
+    from mediagen.client._budget import Budget, SpendLimit, SpendLimitExceededError, budget
+    from mediagen.client._config import MissingAPIKeyError
+    from mediagen.client._download import DownloadError
+    from mediagen.client._errors import (
+        APIConnectionError,
+        APIError,
+        APITimeoutError,
+        AuthenticationError,
+        BadRequestError,
+        BudgetExceededError,
+        ConflictError,
+        GenerationFailedError,
+        Interrupted,
+        LocalValidationError,
+        MediagenError,
+        NotFoundError,
+        PaymentRequiredError,
+        PermissionDeniedError,
+        RateLimitError,
+        ServerError,
+        SubmitInterrupted,
+        UnexpectedResponseError,
+        UnknownFieldError,
+        ValidationError,
+        WaitInterrupted,
+        WaitTimeoutError,
+    )
+    from mediagen.client._models import (
+        Asset,
+        Credits,
+        Estimate,
+        Generation,
+        GenerationErrorInfo,
+        GenerationOutput,
+        MemberLimit,
+        ModelInfo,
+        UploadTicket,
+    )
+    from mediagen.client._sync import Client
+
+#: the module of this package that defines each public name
+_HOMES = {
+    "_async": ("AsyncClient",),
+    "_batch": ("BatchItem", "BatchResult"),
+    "_budget": ("Budget", "SpendLimit", "SpendLimitExceededError", "budget"),
+    "_config": ("MissingAPIKeyError",),
+    "_download": ("DownloadError",),
+    "_errors": (
+        "APIConnectionError",
+        "APIError",
+        "APITimeoutError",
+        "AuthenticationError",
+        "BadRequestError",
+        "BudgetExceededError",
+        "ConflictError",
+        "GenerationFailedError",
+        "Interrupted",
+        "LocalValidationError",
+        "MediagenError",
+        "NotFoundError",
+        "PaymentRequiredError",
+        "PermissionDeniedError",
+        "RateLimitError",
+        "ServerError",
+        "SubmitInterrupted",
+        "UnexpectedResponseError",
+        "UnknownFieldError",
+        "ValidationError",
+        "WaitInterrupted",
+        "WaitTimeoutError",
+    ),
+    "_models": (
+        "Asset",
+        "Credits",
+        "Estimate",
+        "Generation",
+        "GenerationErrorInfo",
+        "GenerationOutput",
+        "MemberLimit",
+        "ModelInfo",
+        "UploadTicket",
+    ),
+    "_sync": ("Client",),
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "APIConnectionError",
@@ -94,14 +150,19 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    # AsyncClient pulls in asyncio (~60 ms); a blocking script should not pay for it.
-    if name == "AsyncClient":
-        from mediagen.client._async import AsyncClient
-
-        return AsyncClient
+def __getattr__(name: str) -> Any:
+    home = _HOME_OF.get(name)
+    if home is not None:
+        return getattr(import_module(f"{__name__}.{home}"), name)
+    if name.startswith("_"):  # a submodule not loaded yet: the import system loads it
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from mediagen.client._errors import DEPRECATED_NAMES, deprecated_name
 
     if name in DEPRECATED_NAMES:
         return deprecated_name(__name__, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public names, loaded or not, beside what the package holds already."""
+    return sorted(set(__all__) | set(vars(sys.modules[__name__])))

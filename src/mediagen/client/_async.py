@@ -22,6 +22,7 @@ from mediagen.client._async_resources import (
 )
 from mediagen.client._base import USER_AGENT, BaseClient
 from mediagen.client._batch import BatchItem, BatchResult
+from mediagen.client._config import DEFAULT_CONCURRENCY, ssl_context
 from mediagen.client._effects import (
     Blocking,
     Call,
@@ -83,6 +84,7 @@ class AsyncClient(BaseClient):
                 timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
                 headers={"User-Agent": USER_AGENT},
                 follow_redirects=False,
+                verify=ssl_context(),
             )
         self._http = http_client
         self._twin: Client | None = None
@@ -132,7 +134,7 @@ class AsyncClient(BaseClient):
         requests: Iterable[Mapping[str, Any]],
         *,
         kind: str | None = None,
-        concurrency: int = _batch.DEFAULT_CONCURRENCY,
+        concurrency: int = DEFAULT_CONCURRENCY,
         show_estimate: bool = True,
         on_estimate: Callable[[float, list[BatchItem[AsyncClient]]], Any] | None = None,
         max_credits: float | None = None,

@@ -7,20 +7,21 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mediagen._journal_compaction import compact_soon
 from mediagen._version import __version__
-from mediagen.client import _batch, _estimate_notes
-from mediagen.client._batch import BatchItem, BatchResult
-from mediagen.client._budget import Budget, credit_limit
 from mediagen.client._config import ClientConfig, _Secret
-from mediagen.client._download import OutputCache, download_output, save_within
-from mediagen.client._effects import Flow
-from mediagen.client._models import Generation, GenerationOutput
 from mediagen.client._redact import shown_url
 from mediagen.client._retry import RetryPolicy, gate_for
-from mediagen.journal import Journal, make_record
+
+# The output cache, the journal, batches and budgets load when first used (see ``_sync``).
+if TYPE_CHECKING:
+    from mediagen.client._batch import BatchItem, BatchResult
+    from mediagen.client._budget import Budget
+    from mediagen.client._download import OutputCache
+    from mediagen.client._effects import Flow
+    from mediagen.client._models import Generation, GenerationOutput
+    from mediagen.journal import Journal
 
 log = logging.getLogger("mediagen")
 
@@ -79,17 +80,33 @@ class BaseClient:
         #: masked in any server text the client surfaces (errors echoing request headers)
         self._secrets = (_config.api_key,)
         self._clock = clock or time.monotonic
-        self._cache = OutputCache(_config.cache_dir)
-        path = _config.journal_path
-        self.journal: Journal | None = Journal(path) if path is not None else None
-        # a journal grown past its size is compacted once per process, on its own thread
-        compact_soon(self.journal, _config.journal_keep_days)
         self._models_cache: dict[str, Any] = {}
         if budget is None:
             budget = _config.budget
-        if budget is not None and not isinstance(budget, Budget):
-            budget = Budget(credit_limit("budget", budget))
-        self._budget = budget
+        if budget is not None:
+            from mediagen.client._budget import Budget, credit_limit
+
+            if not isinstance(budget, Budget):
+                budget = Budget(credit_limit("budget", budget))
+        self._budget: Budget | None = budget
+
+    @functools.cached_property
+    def journal(self) -> Journal | None:
+        """The request journal (None with ``journal=False``); opened on first use."""
+        from mediagen._journal_compaction import compact_soon
+        from mediagen.journal import Journal
+
+        path = self._config.journal_path
+        journal = Journal(path) if path is not None else None
+        # a journal grown past its size is compacted once per process, on its own thread
+        compact_soon(journal, self._config.journal_keep_days)
+        return journal
+
+    @functools.cached_property
+    def _cache(self) -> OutputCache:
+        from mediagen.client._download import OutputCache
+
+        return OutputCache(self._config.cache_dir)
 
     # --- public helpers -------------------------------------------------------------------
 
@@ -112,6 +129,8 @@ class BaseClient:
     def _save(
         self, generation: Generation[Any], directory: str | Path, timeout: float | None = None
     ) -> Flow[list[Path]]:
+        from mediagen.client._download import save_within
+
         return save_within(self, generation, directory, timeout)
 
     def _batch_prepare(
@@ -124,6 +143,8 @@ class BaseClient:
         max_credits: float | None,
     ) -> Flow[BatchResult[Any]]:
         """The flow quoting a batch (see ``submit_batch``); the driver then submits it."""
+        from mediagen.client import _batch
+
         if concurrency < 1:
             raise ValueError("concurrency must be >= 1")
         if on_estimate is None and show_estimate:
@@ -131,6 +152,8 @@ class BaseClient:
         return _batch.prepare(self, list(requests), kind, on_estimate, max_credits)
 
     def _download_output(self, output: GenerationOutput, target: str | Path | None) -> Any:
+        from mediagen.client._download import download_output
+
         return self._run(download_output(self, output, target))
 
     # --- journal --------------------------------------------------------------------------
@@ -138,6 +161,8 @@ class BaseClient:
     def _journal_record(
         self, event, kind, body, key, generation, quote, inputs=None
     ) -> dict[str, Any]:
+        from mediagen.journal import make_record
+
         return make_record(
             event,
             service=shown_url(self._config.base_url),
@@ -232,6 +257,8 @@ class BaseClient:
 
 
 def _print_estimate(client: Any, total: float, items: list[Any]) -> None:
+    from mediagen.client import _batch, _estimate_notes
+
     # shown to the notebook user on purpose: the price, then what higher layers add (forecasts)
     print(_batch.describe(total, items))
     for line in _estimate_notes.lines(client, items):

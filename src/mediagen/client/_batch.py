@@ -28,8 +28,6 @@ from mediagen.client._effects import Flow, Invoke
 from mediagen.client._errors import BudgetExceededError, LocalValidationError, MediagenError
 from mediagen.client._models import ClientT, Estimate, Generation
 
-DEFAULT_CONCURRENCY = 4
-
 
 @dataclasses.dataclass(eq=False)
 class BatchItem(Generic[ClientT]):

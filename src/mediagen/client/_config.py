@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import ipaddress
 import os
+import ssl
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8765"
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_RETRIES = 3
 DEFAULT_POLL_INTERVAL = (2.0, 5.0)
+DEFAULT_CONCURRENCY = 4  # submits of one batch in flight at once
 
 
 class MissingAPIKeyError(MediagenError):
@@ -43,6 +46,21 @@ def check_key_chars(key: str) -> None:
             "The API key contains characters that cannot be sent in a header "
             f"({', '.join(sorted({repr(c) for c in bad}))}); check how it was copied."
         )
+
+
+def ssl_context() -> ssl.SSLContext:
+    """The TLS trust every client this process builds verifies with (httpx's default: certifi,
+    or ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``). Loading a CA bundle takes tens of milliseconds,
+    so it is loaded once per setting and shared, as httpx advises, not once per client: each
+    studio, job card and ``to_async()`` builds an httpx client of its own."""
+    return _ssl_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@functools.cache
+def _ssl_context(cafile: str | None, capath: str | None) -> ssl.SSLContext:
+    import httpx
+
+    return httpx.create_ssl_context()
 
 
 def default_cache_dir() -> Path:

@@ -2,62 +2,38 @@
 
 from __future__ import annotations
 
-import contextvars
 import inspect
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
-from mediagen.client import _batch, _progress_hook
 from mediagen.client._base import USER_AGENT, BaseClient
-from mediagen.client._batch import BatchItem, BatchResult
-from mediagen.client._effects import (
-    Blocking,
-    Call,
-    Emit,
-    Fetch,
-    Fetched,
-    Flow,
-    Invoke,
-    Now,
-    Put,
-    Sleep,
-)
-from mediagen.client._models import Generation
-from mediagen.client._requests import RequestSpec
-from mediagen.client._retry import Attempts
-from mediagen.client._retry_plans import (
-    Plan,
-    Wait,
-    attempt_timeout,
-    call_plan,
-    fetch_plan,
-    put_plan,
-)
-from mediagen.client._sync_resources import (
-    Audio,
-    CreditsResource,
-    Generations,
-    Images,
-    Models,
-    Uploads,
-    Videos,
-)
-from mediagen.client._transport import (
-    check_final_status,
-    cut_at,
-    fetched,
-    file_url_path,
-    scrub_chain,
-    strip_auth,
-)
+from mediagen.client._config import DEFAULT_CONCURRENCY, ssl_context
 
+# Only what constructing a client needs is imported above: the resources, the effects and the
+# retry plans load on a client's first call (the resources' modules bring the rest), so
+# ``import mediagen; mediagen.Client()`` stays close to ``import httpx; httpx.Client()``.
 if TYPE_CHECKING:
     from mediagen.client._async import AsyncClient
+    from mediagen.client._batch import BatchItem, BatchResult
+    from mediagen.client._effects import Fetched, Flow, Put
+    from mediagen.client._models import Generation
+    from mediagen.client._requests import RequestSpec
+    from mediagen.client._retry import Attempts
+    from mediagen.client._retry_plans import Plan
+    from mediagen.client._sync_resources import (
+        Audio,
+        CreditsResource,
+        Generations,
+        Images,
+        Models,
+        Uploads,
+        Videos,
+    )
 
 _T = TypeVar("_T")
 
@@ -94,15 +70,53 @@ class Client(BaseClient):
                 timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
                 headers={"User-Agent": USER_AGENT},
                 follow_redirects=False,
+                verify=ssl_context(),
             )
         self._http = http_client
-        self.videos = Videos(self)
-        self.images = Images(self)
-        self.audio = Audio(self)
-        self.generations = Generations(self)
-        self.models = Models(self)
-        self.credits = CreditsResource(self)
-        self.uploads = Uploads(self)
+
+    # --- resources: built on first use ---------------------------------------------------
+
+    @cached_property
+    def videos(self) -> Videos:
+        from mediagen.client._sync_resources import Videos
+
+        return Videos(self)
+
+    @cached_property
+    def images(self) -> Images:
+        from mediagen.client._sync_resources import Images
+
+        return Images(self)
+
+    @cached_property
+    def audio(self) -> Audio:
+        from mediagen.client._sync_resources import Audio
+
+        return Audio(self)
+
+    @cached_property
+    def generations(self) -> Generations:
+        from mediagen.client._sync_resources import Generations
+
+        return Generations(self)
+
+    @cached_property
+    def models(self) -> Models:
+        from mediagen.client._sync_resources import Models
+
+        return Models(self)
+
+    @cached_property
+    def credits(self) -> CreditsResource:
+        from mediagen.client._sync_resources import CreditsResource
+
+        return CreditsResource(self)
+
+    @cached_property
+    def uploads(self) -> Uploads:
+        from mediagen.client._sync_resources import Uploads
+
+        return Uploads(self)
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -141,7 +155,7 @@ class Client(BaseClient):
         requests: Iterable[Mapping[str, Any]],
         *,
         kind: str | None = None,
-        concurrency: int = _batch.DEFAULT_CONCURRENCY,
+        concurrency: int = DEFAULT_CONCURRENCY,
         show_estimate: bool = True,
         on_estimate: Callable[[float, list[BatchItem[Client]]], Any] | None = None,
         max_credits: float | None = None,
@@ -155,6 +169,11 @@ class Client(BaseClient):
         stop the others: its ``error`` is set. The kind (image, video, audio) comes from each
         model's catalog entry unless ``kind=`` (or a ``"kind"`` key in a request) says.
         """
+        import contextvars
+        from concurrent.futures import ThreadPoolExecutor, as_completed
+
+        from mediagen.client import _batch, _progress_hook
+
         result = self._run(
             self._batch_prepare(
                 requests, kind, concurrency, show_estimate, on_estimate, max_credits
@@ -198,6 +217,8 @@ class Client(BaseClient):
                 error = exc
 
     def _iterate(self, flow: Any) -> Iterator[Any]:
+        from mediagen.client._effects import Emit
+
         value: Any = None
         error: BaseException | None = None
         try:
@@ -218,6 +239,8 @@ class Client(BaseClient):
             flow.close()
 
     def _perform(self, effect: Any) -> Any:
+        from mediagen.client._effects import Blocking, Call, Fetch, Invoke, Now, Put, Sleep
+
         kind = type(effect)
         if kind is Call:
             return self._call(effect.spec, effect.deadline, effect.persistent)
@@ -243,6 +266,8 @@ class Client(BaseClient):
     # --- I/O: the retry loops are plans (``_retry_plans``); these make single attempts --
 
     def _drive(self, plan: Plan[_T], attempt: Callable[[Attempts], Any]) -> _T:
+        from mediagen.client._retry_plans import Wait
+
         reply: Any = None
         error: Exception | None = None
         while True:
@@ -257,11 +282,15 @@ class Client(BaseClient):
             try:
                 reply = attempt(step.tries)
             except Exception as exc:  # the plan decides: retry, or the error to raise
+                from mediagen.client._transport import scrub_chain
+
                 error = scrub_chain(exc, self._secrets)  # no key on a request it holds
 
     def _call(
         self, spec: RequestSpec, deadline: float | None = None, persistent: bool = False
     ) -> Any:
+        from mediagen.client._retry_plans import call_plan
+
         url = self._config.base_url + spec.path
         headers = {**self._auth_headers, **spec.headers} if spec.headers else self._auth_headers
         return self._drive(
@@ -294,12 +323,23 @@ class Client(BaseClient):
             response.close()
 
     def _fetch(self, url: str, temp: Path, deadline: float | None = None) -> Fetched:
+        from mediagen.client._retry_plans import fetch_plan
+
         return self._drive(
             fetch_plan(self, url, deadline), lambda tries: self._fetch_once(url, temp, tries)
         )
 
     def _fetch_once(self, url: str, temp: Path, tries: Attempts) -> Fetched | httpx.Response:
         """One download attempt: the file written, or the error response (its body read)."""
+        from mediagen.client._retry_plans import attempt_timeout
+        from mediagen.client._transport import (
+            check_final_status,
+            cut_at,
+            fetched,
+            file_url_path,
+            strip_auth,
+        )
+
         request = strip_auth(self._http.build_request("GET", url, **attempt_timeout(self, tries)))
         response = self._http.send(request, stream=True, follow_redirects=True, auth=None)
         try:
@@ -321,6 +361,9 @@ class Client(BaseClient):
             response.close()
 
     def _put(self, effect: Put) -> Any:
+        from mediagen.client._retry_plans import put_plan
+        from mediagen.client._transport import strip_auth
+
         def attempt(tries: Attempts) -> httpx.Response:
             content = effect.source.content()
             request = self._http.build_request(

@@ -11,11 +11,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from pathlib import Path
 from typing import Any
 
 from mediagen._fields import as_json, read_field
+from mediagen.widgets import _tasks
 
 KIND_RESOURCES = {"image": "images", "video": "videos", "audio": "audio"}
 TERMINAL = ("completed", "failed")
@@ -81,6 +82,15 @@ class Service:
 
     async def models(self) -> list[dict[str, Any]]:
         return [as_json(m) for m in await self.aclient().models.list()]
+
+    def models_started(self) -> Awaitable[list[dict[str, Any]]]:
+        """The catalog, asked for now: with the blocking client on a worker thread, so the
+        answer travels while the widgets that show it are still being built; await it on the
+        loop. Without a blocking client, the asyncio one asks when it is awaited."""
+        blocking = getattr(getattr(self.client, "models", None), "list", None)
+        if not callable(blocking):
+            return self.models()
+        return _tasks.started(lambda: [as_json(m) for m in blocking()])
 
     async def estimate(self, request: Mapping[str, Any]) -> dict[str, Any]:
         models = self.aclient().models

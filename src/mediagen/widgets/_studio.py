@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,10 @@ class Studio(StaticFallback, ipywidgets.VBox):
         history: bool = True,
     ) -> None:
         self.service = service or Service(client, poll_interval=poll_interval, poll_cap=poll_cap)
+        # The first paint needs the catalog: ask for it before building anything, so it is on
+        # its way while the widgets are made; the credits, the re-attached jobs and the
+        # gallery's history follow once the picker is filled (``_start``).
+        catalog = self.service.models_started()
         self.meter = CreditMeter(self.service)
         self.picker = ModelPicker()
         self.form = RequestForm(uploader=self.service.upload)
@@ -96,7 +101,9 @@ class Studio(StaticFallback, ipywidgets.VBox):
         self.estimate.on_submitted(self._on_submitted)
         # a new quote, or the same quote again for another request (status: ready once more)
         self.estimate.observe(self._on_quote, names=["estimate", "status"])
-        self.ready = _tasks.spawn(self._start(reattach, history), reporter=self._start_failed)
+        self.ready = _tasks.spawn(
+            self._start(catalog, reattach, history), reporter=self._start_failed
+        )
 
     @property
     def generations(self) -> list[Any]:
@@ -106,10 +113,10 @@ class Studio(StaticFallback, ipywidgets.VBox):
             found.setdefault(read_field(generation, "id"), generation)
         return sorted(found.values(), key=_created, reverse=True)
 
-    async def _start(self, reattach: bool, history: bool) -> None:
+    async def _start(self, catalog: Awaitable[list[Any]], reattach: bool, history: bool) -> None:
         self.picker.loading = True
         try:
-            self.picker.set_models(await self.service.models())
+            self.picker.set_models(await catalog)
         finally:
             self.picker.loading = False
         self.meter.refresh()

@@ -19,6 +19,7 @@ Reporter = Callable[[BaseException], None]
 
 _thread_loop: asyncio.AbstractEventLoop | None = None
 _thread_lock = threading.Lock()
+_workers: concurrent.futures.ThreadPoolExecutor | None = None
 
 
 def _background_loop() -> asyncio.AbstractEventLoop:
@@ -116,6 +117,21 @@ def spawn(coro: Coroutine[Any, Any, T], *, reporter: Reporter | None = None) -> 
     except RuntimeError:
         return Handle(asyncio.run_coroutine_threadsafe(guarded, _background_loop()))
     return Handle(loop.create_task(guarded))
+
+
+def started(fn: Callable[[], T]) -> Handle:
+    """``fn()`` started now on a worker thread, its result awaitable later on any loop.
+
+    For a blocking request that should be under way while the cell that asked for it is still
+    running (the kernel's loop runs nothing else until the cell returns).
+    """
+    global _workers
+    with _thread_lock:
+        if _workers is None:
+            _workers = concurrent.futures.ThreadPoolExecutor(
+                max_workers=2, thread_name_prefix="mediagen-widgets-io"
+            )
+        return Handle(_workers.submit(fn))
 
 
 class Latest:

@@ -23,7 +23,7 @@ import mediagen
 from mediagen.widgets._live_snapshot import UPDATE_DELAY_S
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-SNAPSHOT = "[data-mediagen-snapshot-of]"
+SNAPSHOT = ".mediagen-live-snapshot"
 
 STUDIO_CELL = """\
 import asyncio, time

@@ -17,8 +17,9 @@ display time. So displaying a mediagen widget in IPython makes *two* outputs:
 
 While a view of the widget is on the page the snapshot is hidden: the widget carries the class
 ``mediagen-live-<model id>`` (``_dom_classes``, which the widget manager puts on every view
-it renders, anywidget or box alike), and the snapshot carries a ``<style>`` that hides its
-output only while an element with that class exists (``:root:has(...)``). No view, no class:
+it renders, anywidget or box alike), and the snapshot (in an element of class
+``mediagen-snapshot-of-<model id>``) carries a ``<style>`` that hides its output only while an
+element with the live class exists (``:root:has(...)``). No view, no class:
 nbconvert's HTML, GitHub, a notebook reopened without saved widget state or after a kernel
 restart all show the snapshot. With saved widget state a front end that renders widgets from it
 shows that view instead, as it would any widget.
@@ -32,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import html
 import logging
 import threading
 from collections.abc import Iterator
@@ -51,6 +51,8 @@ log = logging.getLogger("mediagen.widgets")
 #: Changes within this many seconds of the first one go out as one update.
 UPDATE_DELAY_S = 0.5
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+#: The class of the element holding a snapshot (with ``mediagen-snapshot-of-<model id>``).
+SNAPSHOT_CLASS = "mediagen-live-snapshot"
 
 
 def live_class(model_id: str) -> str:
@@ -62,7 +64,7 @@ def marked_html(snapshot: str, model_id: str) -> str:
     """``snapshot`` in a wrapper that names its widget, with the rule that hides it (and its
     output area, in JupyterLab, Notebook 7 and classic HTML) while a live view is on the page."""
     live = f":root:has(.{live_class(model_id)})"
-    marker = f'[data-mediagen-snapshot-of="{model_id}"]'
+    marker = f".mediagen-snapshot-of-{model_id}"  # a class: HTML sanitizers keep it (not data-*)
     rule = (
         f"{live} .jp-OutputArea-child:has(> .jp-OutputArea-output > {marker}),"
         f" {live} .output_area:has(> .output_subarea > {marker}),"
@@ -70,8 +72,7 @@ def marked_html(snapshot: str, model_id: str) -> str:
     )
     return (
         f"<style>{rule}</style>"
-        f'<div class="mediagen-snapshot" data-mediagen-snapshot-of="{html.escape(model_id)}">'
-        f"{snapshot}</div>"
+        f'<div class="{SNAPSHOT_CLASS} mediagen-snapshot-of-{model_id}">{snapshot}</div>'
     )
 
 

@@ -32,6 +32,7 @@ JupyterLab routes an update by its display id whatever its parent.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
 import threading
@@ -131,7 +132,8 @@ class LiveSnapshot:
             watched.unobserve(self._changed, names=traitlets.All)
         self._watched.clear()
         if self._timer is not None:
-            self._loop.call_soon_threadsafe(self._timer.cancel)
+            with contextlib.suppress(RuntimeError):  # the loop is closed already
+                self._loop.call_soon_threadsafe(self._timer.cancel)
 
     def _watch_tree(self) -> None:
         for widget in _tree(self.widget):

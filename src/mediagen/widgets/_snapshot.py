@@ -79,6 +79,7 @@ class StaticFallback:
 
     def _ipython_display_(self) -> None:
         """Two outputs: the widget view, and the snapshot that follows the widget's state."""
+        from IPython import get_ipython
         from IPython.display import display
 
         bundle = super()._repr_mimebundle_()  # type: ignore[misc]
@@ -87,6 +88,9 @@ class StaticFallback:
         if view is None or getattr(self, "comm", None) is None:  # closed: no view to follow
             display({"text/plain": self.snapshot_text(), "text/html": self.snapshot_html()},
                     raw=True)  # fmt: skip
+            return
+        if getattr(get_ipython(), "kernel", None) is None:  # a terminal prints every update
+            display(*self._repr_mimebundle_(), raw=True)
             return
         if self._live_snapshot is None:
             self._live_snapshot = LiveSnapshot(self)

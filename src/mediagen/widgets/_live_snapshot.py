@@ -22,7 +22,14 @@ it renders, anywidget or box alike), and the snapshot (in an element of class
 element with the live class exists (``:root:has(...)``). No view, no class:
 nbconvert's HTML, GitHub, a notebook reopened without saved widget state or after a kernel
 restart all show the snapshot. With saved widget state a front end that renders widgets from it
-shows that view instead, as it would any widget.
+shows that view instead, as it would any widget. The rule sits in the snapshot, keyed on a class
+the widget manager applies, so one piece of Python serves every widget and no view's JavaScript
+has to know about it. A sanitizer (an untrusted output, GitHub) drops the ``<style>``: there
+the snapshot shows, and JupyterLab renders no widget view for an untrusted output anyway.
+
+A page reloaded while the kernel runs shows the live views again but no longer receives the
+updates of displays made before the reload (the display ids live in the old page's kernel
+connection): that snapshot keeps its state until the cell runs again.
 
 Updates go out under the kernel's current request, not the task that changed the state: that
 is where nbclient (``nbconvert --execute``, papermill) listens while a cell runs, and

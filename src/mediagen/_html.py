@@ -10,6 +10,7 @@ stylesheet), with JupyterLab's CSS variables and fallbacks. No pandas, ipywidget
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import io
 import mimetypes
@@ -107,7 +108,18 @@ def _local_path(output: Any) -> Path | None:
 
 
 def _thumbnail(path: Path, content_type: str, size: int = THUMBNAIL_PX) -> tuple[bytes, str]:
-    """Image bytes no wider or taller than ``size`` (the original when Pillow is absent)."""
+    """Image bytes no wider or taller than ``size`` (the original when Pillow is absent).
+
+    Kept per file version: a widget's snapshot is drawn again as the widget changes, and its
+    thumbnails are the same files each time."""
+    stat = path.stat()
+    return _thumbnail_of(path, stat.st_mtime_ns, stat.st_size, content_type, size)
+
+
+@functools.lru_cache(maxsize=256)
+def _thumbnail_of(
+    path: Path, _mtime_ns: int, _bytes: int, content_type: str, size: int
+) -> tuple[bytes, str]:
     try:
         from PIL import Image
     except ImportError:

@@ -35,6 +35,8 @@ CHROMIUM_ARGS = [
     "--autoplay-policy=no-user-gesture-required",
 ]
 KERNEL_IDLE = "Python 3 (ipykernel) | Idle"
+# A mediagen widget's snapshot: an output of its own beside the widget's (hidden while it lives)
+SNAPSHOT = ".mediagen-live-snapshot"
 # Installed in the page once; every snippet below finds its notebook panel by path.
 FIND_PANEL = """window.findPanel = (path) => [...window.jupyterapp.shell.widgets('main')]
     .find((w) => w.context && w.context.path === path);"""
@@ -255,7 +257,12 @@ class Notebook:
         return self.page.locator(f"#{self._panel_id()} .jp-Notebook .jp-Cell").nth(index)
 
     def output(self, index: int):  # -> Locator
-        return self.cell(index).locator(".jp-OutputArea-output")
+        """Cell ``index``'s outputs but a widget's snapshot (see :meth:`snapshot`)."""
+        return self.cell(index).locator(f".jp-OutputArea-output:not(:has(> {SNAPSHOT}))")
+
+    def snapshot(self, index: int):  # -> Locator
+        """The output holding the snapshot of the widget cell ``index`` displays."""
+        return self.cell(index).locator(f".jp-OutputArea-output:has(> {SNAPSHOT})")
 
     def _panel_id(self) -> str:
         return self._js("return panel.id;")  # type: ignore[return-value]

@@ -215,6 +215,7 @@ def test_a_reopened_notebook_shows_the_studio_snapshot_not_model_not_found(lab, 
         expect(card_of(gallery, generation_id)).to_have_count(1, timeout=JOB_TIMEOUT)
     summary = kernel_json(notebook, "studio.snapshot_text()")
     assert summary.startswith("mediagen studio: ")
+    expect(notebook.snapshot(1)).to_contain_text(summary)  # the snapshot has caught up
     notebook.save()
     lab.close_all()  # the kernel is gone: its widget models with it
     saved = json.loads(notebook.path.read_text())
@@ -224,9 +225,10 @@ def test_a_reopened_notebook_shows_the_studio_snapshot_not_model_not_found(lab, 
     lab.page.evaluate(
         "(path) => window.jupyterapp.commands.execute('docmanager:open', {path})", notebook.name
     )
-    output = notebook.output(1)
-    expect(output).to_contain_text(summary, timeout=30_000)
-    expect(output).not_to_contain_text("model not found")
+    output = notebook.snapshot(1)  # no live view: the snapshot shows
+    expect(output).to_be_visible(timeout=30_000)
+    expect(output).to_contain_text(summary)
+    expect(notebook.cell(1)).not_to_contain_text("model not found")
     for generation_id in made:  # the newest generations, so within the snapshot's limit
         expect(output).to_contain_text(generation_id)
     assert output.locator("img[src^='data:image/']").count() >= 2  # at least the two kites

@@ -387,6 +387,68 @@ def test_refusal_top_up_reload_dark_theme_and_kernel_restart(lab, journey, sandb
     )
 
 
+def test_typing_goes_on_while_a_job_ends_and_the_saved_snapshot_follows(lab, journey):
+    """The snapshot output is updated as the job ends, the widget view is not: the prompt keeps
+    the focus, the caret and every letter typed, and the studio is the same DOM element."""
+    page, studio = lab.page, journey.output(0)
+    snapshot = journey.snapshot(0)
+    expect(snapshot).to_have_count(1)
+    expect(snapshot).to_be_hidden()  # the live view hides it
+    pick(studio, "Image", "pixel-1")
+    prompt = studio.locator(".mg-form").get_by_role("textbox", name="Prompt", exact=True)
+    prompt.fill("A lighthouse")
+    prompt.press("Tab")  # leaving the field sends it at once
+    kernel_until(journey, "studio.form.values['prompt']", lambda p: p == "A lighthouse")
+    view = studio.locator(".mg-studio").first.element_handle()
+    field = prompt.element_handle()
+    # each change of the snapshot output: was the prompt focused, how much was typed by then
+    snapshot.element_handle().evaluate(
+        """(node, field) => {
+            window.mgSnapshotChanges = [];
+            new MutationObserver(() => window.mgSnapshotChanges.push(
+                [document.activeElement === field, field.value.length]
+            )).observe(node, {childList: true, subtree: true, characterData: true});
+        }""",
+        field,
+    )
+    submit_when_priced(studio)
+    card = studio.locator(".mg-job").first
+    card.wait_for()  # submitted (typing before that would change the request being sent)
+    prompt.focus()
+    page.keyboard.press("End")
+    typed = ", seen from a small boat on a grey evening sea"
+    page.keyboard.type(typed, delay=70)  # about 3 s: the job ends and the snapshot follows
+    expect(card).to_have_attribute("data-status", "completed", timeout=JOB_TIMEOUT)
+    text = "A lighthouse" + typed
+
+    changes = page.evaluate("() => window.mgSnapshotChanges")
+    during = [focused for focused, length in changes if length < len(text)]
+    assert during, f"the snapshot changed while the user typed: {changes}"
+    assert all(focused for focused, _ in changes), "the prompt kept the focus through each"
+    assert field.evaluate("(el) => el === document.activeElement")
+    assert field.evaluate("(el) => [el.value, el.selectionStart, el.selectionEnd]") == [
+        text,
+        len(text),
+        len(text),
+    ]
+    assert view.evaluate("(el) => el.isConnected"), "the studio's view was not rendered again"
+    assert field.evaluate("(el) => el.isConnected")
+    now = studio.locator(".mg-studio").first.element_handle()
+    assert view.evaluate("(el, now) => el === now", now)
+    expect(snapshot).to_be_hidden()
+
+    # the saved notebook has the job, its charge and the balance the meter shows
+    generation_id = card.locator("code").inner_text()
+    expect(snapshot).to_contain_text(generation_id)
+    balance = studio.locator(".mg-meter-balance").inner_text().removesuffix(" available")
+    saved = journey.save()["cells"][0]["outputs"]
+    widget_output, snapshot_output = saved
+    assert "text/html" not in widget_output["data"]
+    html, line = ("".join(snapshot_output["data"][kind]) for kind in ("text/html", "text/plain"))
+    assert generation_id in html
+    assert line.endswith(f"balance {balance} credits")
+
+
 @contextlib.contextmanager
 def dark_theme(page):
     def switch(theme: str, light: str) -> None:

@@ -16,6 +16,7 @@ from test_studio import JOB_TIMEOUT, pick, plays, studio_cell, submit_when_price
 
 from conftest import (
     FIND_PANEL,
+    SNAPSHOT,
     LabServer,
     _require_chromium,
     write_notebook,
@@ -75,6 +76,11 @@ def test_studio_player_and_magics_work_in_notebook_7(notebook7, lab, tmp_path):
         submit_when_priced(studio)
         card = studio.locator(".mg-job").first
         expect(card).to_have_attribute("data-status", "completed", timeout=JOB_TIMEOUT)
+        # the snapshot beside it: hidden while the studio is live, and already holding the job
+        snapshot = cell.nth(1).locator(f".jp-OutputArea-output:has(> {SNAPSHOT})")
+        expect(snapshot).to_have_count(1)
+        expect(snapshot).to_be_hidden()
+        expect(snapshot).to_contain_text(card.locator("code").inner_text())
         image = card.locator("img")
         image.wait_for()
         assert image.evaluate(

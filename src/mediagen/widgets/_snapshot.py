@@ -1,11 +1,15 @@
 """A static picture of a widget for where no widget can run.
 
 A widget's output in a notebook is only a model id: after a kernel restart JupyterLab says
-"model not found", and nbconvert, GitHub or a notebook viewer have no kernel at all. ipywidgets
-lets a display carry other formats next to the widget view; front ends that cannot show the
-widget fall back to them. :class:`StaticFallback` adds a ``text/html`` snapshot of what the
-widget shows at display time (thumbnails, costs, ids: inline styles only, a saved notebook has
-no stylesheet) and a one-line ``text/plain`` instead of ``<... object at 0x7f...>``.
+"model not found", and nbconvert, GitHub or a notebook viewer have no kernel at all.
+:class:`StaticFallback` gives every mediagen widget a ``text/html`` snapshot of what it shows
+(thumbnails, costs, ids: inline styles only, a saved notebook has no stylesheet) and a one-line
+``text/plain`` instead of ``<... object at 0x7f...>``.
+
+Displayed in IPython, the snapshot is an output of its own beside the widget view, kept in step
+with the widget and hidden while the view is alive (see ``_live_snapshot``): a saved notebook
+shows the state at save time, and the live view is never rendered again for it. Callers that
+take one bundle (``_repr_mimebundle_``) get the widget view with the snapshot as it is now.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 from mediagen import _html
 from mediagen._fields import read_field
 from mediagen._html import plural
+from mediagen.widgets._live_snapshot import LiveSnapshot
 
 #: Keep a saved notebook small: the snapshot shows at most this many generations, each as a
 #: small thumbnail (video and audio are named, not embedded).
@@ -49,13 +54,20 @@ def price_settings(request: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 class StaticFallback:
-    """Mixin for widgets: ``text/plain`` and ``text/html`` next to the widget view."""
+    """Mixin for widgets: a snapshot (``text/plain`` and ``text/html``) beside the widget view."""
+
+    model_id: str
+    _live_snapshot: LiveSnapshot | None = None
 
     def snapshot_text(self) -> str:
         return type(self).__name__
 
     def snapshot_html(self) -> str:
         return f"<div>{_html.escape(self.snapshot_text())}</div>"
+
+    def widget_label(self) -> str:
+        """The widget output's ``text/plain``: a name, since that output is never updated."""
+        return f"mediagen {type(self).__name__} widget"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = super()._repr_mimebundle_(**kwargs)  # type: ignore[misc]
@@ -64,6 +76,31 @@ class StaticFallback:
             return bundle
         data = {**data, "text/plain": self.snapshot_text(), "text/html": self.snapshot_html()}
         return data, metadata
+
+    def _ipython_display_(self) -> None:
+        """Two outputs: the widget view, and the snapshot that follows the widget's state."""
+        from IPython import get_ipython
+        from IPython.display import display
+
+        bundle = super()._repr_mimebundle_()  # type: ignore[misc]
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
+        view = (data or {}).get("application/vnd.jupyter.widget-view+json")
+        if view is None or getattr(self, "comm", None) is None:  # closed: no view to follow
+            display({"text/plain": self.snapshot_text(), "text/html": self.snapshot_html()},
+                    raw=True)  # fmt: skip
+            return
+        if getattr(get_ipython(), "kernel", None) is None:  # a terminal prints every update
+            display(*self._repr_mimebundle_(), raw=True)
+            return
+        if self._live_snapshot is None:
+            self._live_snapshot = LiveSnapshot(self)
+        self._live_snapshot.show(view, metadata or {})
+
+    def close(self) -> None:
+        if self._live_snapshot is not None:
+            self._live_snapshot.stop()
+            self._live_snapshot = None
+        super().close()  # type: ignore[misc]
 
 
 def generations_html(

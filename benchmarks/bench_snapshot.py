@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from mediagen import _html
+from mediagen.display import _html
 from mediagen.widgets import Gallery
 from mediagen.widgets._live_snapshot import LiveSnapshot
 

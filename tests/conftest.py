@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from mediagen.catalog import Catalog
+from mediagen.pricing.catalog import Catalog
 from mediagen_sandbox.testing import running_sandbox
 
 

@@ -1,6 +1,6 @@
 """``mediagen lab``: sandbox + JupyterLab from one command, the connection handed to kernels.
 
-The end-to-end test runs the real command (as ``python -m mediagen._lab``) with --no-browser,
+The end-to-end test runs the real command (as ``python -m mediagen.cli._lab``) with --no-browser,
 waits for JupyterLab to answer, starts a kernel through JupyterLab's REST API, runs code in it
 over the kernel websocket to prove the kernel sees the connection and can use it, then presses
 Ctrl-C (SIGINT) and checks JupyterLab and the sandbox both stopped and the key was never printed.
@@ -26,7 +26,7 @@ import psutil
 import pytest
 import websocket
 
-from mediagen._lab import Connection, build_parser, connection_from_env, jupyter_command
+from mediagen.cli._lab import Connection, build_parser, connection_from_env, jupyter_command
 from process_helpers import can_listen, describe, sigint_default, wait_until_gone
 
 STARTUP_TIMEOUT = 120.0
@@ -157,7 +157,7 @@ def start_lab(tmp_path: Path) -> Lab:
         JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
         PYTHONUNBUFFERED="1",
     )
-    command = [sys.executable, "-m", "mediagen._lab", "--no-browser", "--port", str(port)]
+    command = [sys.executable, "-m", "mediagen.cli._lab", "--no-browser", "--port", str(port)]
     command += ["--notebook-dir", str(notebooks), "--data-dir", str(tmp_path / "sandbox")]
     command += ["--speed", "0"]
     process = subprocess.Popen(

@@ -1,4 +1,5 @@
-"""``mediagen._tether``: a command started through it cannot outlive the process that started it.
+"""``mediagen.cli._tether``: a command started through it cannot outlive the process that started
+it.
 
 Each mechanism is tested alone, with real processes: the lifeline pipe (the test process stays
 alive and only closes its end), Linux's parent-death signal (the lifeline is kept open by a
@@ -17,7 +18,7 @@ import time
 import psutil
 import pytest
 
-from mediagen import _tether
+from mediagen.cli import _tether
 from process_helpers import describe, wait_until_gone
 
 LAUNCHER = [sys.executable, "-I", _tether.__file__]

@@ -117,8 +117,8 @@ def test_an_unbound_model_says_it_has_no_client():
 
 
 def test_one_accessor_reads_a_model_and_the_json_it_came_from():
-    from mediagen._fields import as_json, read_field
-    from mediagen._progress import generation_message
+    from mediagen.display._progress import generation_message
+    from mediagen.wire._fields import as_json, read_field
 
     data = {"id": "g", "status": "failed", "model": "pixel-1", "error": {"code": "safety"}, "x": 1}
     gen = mediagen.Generation.from_dict(data)

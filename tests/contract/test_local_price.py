@@ -4,7 +4,7 @@ For every model and mode the sandbox serves, requests are generated from the ent
 mode's ready-to-send example, with every field the mode's ``price`` object names (table keys,
 multipliers, per-input fields, the output count, derived fields and every source of the
 billable duration) drawn from its allowed values, range or shape. Each request is priced twice:
-locally by ``mediagen._local_price.local_price`` from the served entry, and for real by the
+locally by ``mediagen.pricing._local_price.local_price`` from the served entry, and for real by the
 estimate endpoint (over loopback, with the query the client builds for that request). Where the
 local price is unknown because it counts an input file's seconds, it must say so, and with the
 length the service measured it must match too.
@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import mediagen
-from mediagen._local_price import local_price
-from mediagen.catalog import Catalog
+from mediagen.pricing._local_price import local_price
+from mediagen.pricing.catalog import Catalog
 from mediagen_sandbox.catalog import list_models
 
 MODES = [(e["id"], m["id"]) for e in list_models() for m in e["modes"]]

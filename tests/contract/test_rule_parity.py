@@ -5,7 +5,7 @@ entry itself: the ready-to-send example, then one mutation per rule the entry st
 required field dropped, a value outside the allowed list, a number past its range, a number off
 its step, text past its length, a list past its count, a field of another mode, and each
 cross-field rule broken). Each request is judged twice: locally by
-``mediagen.catalog.Catalog.validate`` and for real by a submit to the sandbox.
+``mediagen.pricing.catalog.Catalog.validate`` and for real by a submit to the sandbox.
 The verdicts must match: accepted locally iff accepted by the service, and the same fields named.
 
 The only checks the client cannot make are the ones that need the organization's data (does an
@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mediagen.catalog import Catalog
+from mediagen.pricing.catalog import Catalog
 
 ENDPOINT = {"image": "/v1/images", "video": "/v1/videos", "audio": "/v1/audio"}
 ALWAYS = {"model", "mode", "idempotency_key", "project_id"}

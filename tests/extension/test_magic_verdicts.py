@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from mediagen.catalog import ALWAYS_ACCEPTED, Catalog
 from mediagen.magics._cell_line import MagicUsageError, parse_cell_line
 from mediagen.magics._request import build_request, prompt_field, typed_request
+from mediagen.pricing.catalog import ALWAYS_ACCEPTED, Catalog
 from mediagen_sandbox.catalog import list_models
 
 ENTRIES = {e["id"]: e for e in list_models()}

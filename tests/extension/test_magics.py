@@ -13,9 +13,9 @@ import pytest
 
 import mediagen
 import mediagen.extension as extension
-from mediagen import _progress
-from mediagen._fields import as_json
+from mediagen.display import _progress
 from mediagen.magics._display import api_error_text
+from mediagen.wire._fields import as_json
 
 
 def ledger_kinds(sandbox, tenant) -> list[str]:

@@ -10,7 +10,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
-from mediagen._progress import (
+from mediagen.display._progress import (
     Progress,
     ProgressSummary,
     format_seconds,
@@ -70,7 +70,8 @@ def test_widget_mode_shows_a_bar_then_leaves_a_static_summary():
 def test_not_a_notebook_in_a_plain_shell_or_script():
     assert in_notebook() is False  # InteractiveShell is not a kernel
     script = (
-        "import mediagen._progress as p, sys; print(p.in_notebook(), 'ipywidgets' in sys.modules)"
+        "import mediagen.display._progress as p, sys; "
+        "print(p.in_notebook(), 'ipywidgets' in sys.modules)"
     )
     out = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from sandbox_helpers import assert_error, client, endpoint, models, upload, wait
 
-from mediagen.catalog import catalog_for
+from mediagen.pricing.catalog import catalog_for
 from mediagen_sandbox.schemas import AudioRequest, ImageRequest, VideoRequest
 
 ALWAYS = {"model", "mode", "idempotency_key", "project_id"}

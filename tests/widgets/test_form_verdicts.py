@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from mediagen.catalog import ALWAYS_ACCEPTED, Catalog
+from mediagen.pricing.catalog import ALWAYS_ACCEPTED, Catalog
 from mediagen.widgets import _form_spec as form
 from mediagen_sandbox.catalog import list_models
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from catalog_entries import IMAGE, SPEECH, VIDEO
 
-from mediagen import _html
+from mediagen.display import _html
 from mediagen.widgets import _tasks
 from mediagen.widgets._media import make_item
 from mediagen.widgets.form import RequestForm

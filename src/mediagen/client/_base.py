@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from mediagen.client._budget import Budget
     from mediagen.client._download import OutputCache
     from mediagen.client._effects import Flow
+    from mediagen.client._journal import Journal
     from mediagen.client._models import Generation, GenerationOutput
-    from mediagen.journal import Journal
 
 log = logging.getLogger("mediagen")
 
@@ -93,8 +93,8 @@ class BaseClient:
     @functools.cached_property
     def journal(self) -> Journal | None:
         """The request journal (None with ``journal=False``); opened on first use."""
-        from mediagen._journal_compaction import compact_soon
-        from mediagen.journal import Journal
+        from mediagen.client._journal import Journal
+        from mediagen.client._journal_compaction import compact_soon
 
         path = self._config.journal_path
         journal = Journal(path) if path is not None else None
@@ -161,7 +161,7 @@ class BaseClient:
     def _journal_record(
         self, event, kind, body, key, generation, quote, inputs=None
     ) -> dict[str, Any]:
-        from mediagen.journal import make_record
+        from mediagen.client._journal import make_record
 
         return make_record(
             event,

@@ -21,11 +21,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from mediagen import _wire
 from mediagen.client import _requests
 from mediagen.client._effects import Blocking, Call, Fetch, Fetched, Flow, Now
 from mediagen.client._errors import MediagenError, NotFoundError, PermissionDeniedError
 from mediagen.client._models import Generation, GenerationOutput
+from mediagen.wire import _names as _wire
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,10}")

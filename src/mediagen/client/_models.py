@@ -24,9 +24,9 @@ from typing_extensions import Self, TypeVar
 # the widgets and the magics import the accessors from here too
 
 if TYPE_CHECKING:
-    from mediagen.catalog import Catalog
     from mediagen.client._async import AsyncClient
     from mediagen.client._sync import Client
+    from mediagen.pricing.catalog import Catalog
 
 TERMINAL_STATUSES = ("completed", "failed")
 
@@ -213,7 +213,7 @@ class GenerationOutput(_Model, Generic[ClientT]):
         return client
 
     def _repr_html_(self) -> str:
-        from mediagen._html import output_html
+        from mediagen.display._html import output_html
 
         return output_html(self)
 
@@ -348,7 +348,7 @@ class Generation(_Model, Generic[ClientT]):
         return client
 
     def _repr_html_(self) -> str:
-        from mediagen._html import generation_html
+        from mediagen.display._html import generation_html
 
         return generation_html(self)
 
@@ -382,7 +382,7 @@ class ModelInfo(_Model):
 
     @property
     def catalog(self) -> Catalog:
-        from mediagen.catalog import Catalog
+        from mediagen.pricing.catalog import Catalog
 
         return Catalog(self.raw)
 
@@ -422,7 +422,7 @@ class Estimate(_Model):
     }
 
     def _repr_html_(self) -> str:
-        from mediagen._html import estimate_html
+        from mediagen.display._html import estimate_html
 
         return estimate_html(self)
 
@@ -464,7 +464,7 @@ class Credits(_Model):
     }
 
     def _repr_html_(self) -> str:
-        from mediagen._html import credits_html
+        from mediagen.display._html import credits_html
 
         return credits_html(self)
 

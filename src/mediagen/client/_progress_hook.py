@@ -1,9 +1,9 @@
 """Where a front end plugs in progress displays for the client's long operations.
 
 The client never imports a UI. ``%load_ext mediagen`` installs a reporter (a progress bar in a
-notebook, text elsewhere, see ``mediagen._progress``); from then on a foreground wait, a history
-fetch over many pages and a batch submit say what they are doing. Without a reporter, or when
-the caller passed a callback of their own, nothing extra is shown.
+notebook, text elsewhere, see ``mediagen.display._progress``); from then on a foreground wait, a
+history fetch over many pages and a batch submit say what they are doing. Without a reporter, or
+when the caller passed a callback of their own, nothing extra is shown.
 
 A reporter is ``reporter(description, unit, total, about=None)`` returning a context manager that
 yields an object with ``update(message=...)`` and ``advance(message=...)``. ``about`` says what

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from mediagen import _wire
 from mediagen.client import _errors, _shapes
 from mediagen.client._redact import redact, redact_bytes, redact_value
 from mediagen.client._retry import parse_retry_after
+from mediagen.wire import _names as _wire
 
 
 @dataclass(frozen=True)

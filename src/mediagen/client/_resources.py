@@ -17,8 +17,6 @@ import datetime as dt
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mediagen import _wire
-from mediagen._html import plural
 from mediagen.client import _history_hook, _progress_hook, _requests, _uploads, _wait
 from mediagen.client._config import normalize_poll_interval
 from mediagen.client._effects import Call, Emit, Flow
@@ -32,6 +30,8 @@ from mediagen.client._models import (
     parse_datetime,
 )
 from mediagen.client._submit import estimate_for_request, get_model, submit
+from mediagen.display._html import plural
+from mediagen.wire import _names as _wire
 
 if TYPE_CHECKING:
     import pandas as pd

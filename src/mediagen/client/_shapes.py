@@ -14,8 +14,8 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from mediagen import _wire
 from mediagen.client._errors import UnexpectedResponseError
+from mediagen.wire import _names as _wire
 
 #: the spec's statuses of a generation (the client acts on each: nothing else can be waited on)
 GENERATION_STATUSES = ("pending", "completed", "failed")

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mediagen import _wire
 from mediagen.client import _requests, _uploads
 from mediagen.client._budget import active_budgets
 from mediagen.client._effects import Call, Flow
@@ -32,6 +31,7 @@ from mediagen.client._errors import (
     UnknownFieldError,
     unanswered_submit,
 )
+from mediagen.client._journal import canonical
 from mediagen.client._models import (
     Asset,
     Credits,
@@ -41,7 +41,7 @@ from mediagen.client._models import (
     ModelInfo,
     UploadTicket,
 )
-from mediagen.journal import canonical
+from mediagen.wire import _names as _wire
 
 log = logging.getLogger("mediagen")
 

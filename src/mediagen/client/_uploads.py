@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from mediagen import _wire
 from mediagen.client import _requests
 from mediagen.client._effects import Call, Flow, Put
 from mediagen.client._errors import PermissionDeniedError
 from mediagen.client._models import Asset, UploadTicket
+from mediagen.wire import _names as _wire
 
 CHUNK = 1 << 20
 

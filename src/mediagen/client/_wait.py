@@ -16,13 +16,13 @@ import datetime as dt
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from mediagen import _wire
-from mediagen._fields import read_field
 from mediagen.client import _requests
 from mediagen.client._download import save_generation
 from mediagen.client._effects import Call, Emit, Flow, Invoke, Now, Sleep
 from mediagen.client._errors import APITimeoutError, WaitInterrupted, WaitTimeoutError
 from mediagen.client._models import Generation
+from mediagen.wire import _names as _wire
+from mediagen.wire._fields import read_field
 
 BACKOFF = 1.5
 #: the first read of a wait may take this long even when its timeout is shorter (or 0):

@@ -1,4 +1,4 @@
-"""The wire contract's names under their earlier path; they live in ``mediagen._wire``, below
+"""The wire contract's names under their earlier path; they live in ``mediagen.wire._names``, below
 the client, so the catalog reads them without loading the client."""
 
-from mediagen._wire import *  # noqa: F403
+from mediagen.wire._names import *  # noqa: F403

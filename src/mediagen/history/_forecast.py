@@ -191,7 +191,7 @@ def expected_seconds(client: Any, model: str | None, mode: str | None = None) ->
     from_store = _store_p50(store, model, mode) if store is not None else None
     if from_store is not None:
         return from_store
-    from mediagen._progress import expected_seconds as from_journal
+    from mediagen.display._progress import expected_seconds as from_journal
 
     return from_journal(getattr(client, "journal", None), model)
 
@@ -203,7 +203,7 @@ def _store_p50(store: Any, model: str, mode: str | None) -> float | None:
 def _model_rows(store: Any, model: str) -> pd.DataFrame:
     """The store's settled generations of ``model`` (the columns a forecast reads), read once
     per sync: progress bars and live estimates ask often, the store changes only on a sync."""
-    from mediagen._progress import _file_version
+    from mediagen.display._progress import _file_version
 
     key = (str(store.root), _file_version(store.root / "state.json"), model)
     rows = _rows_cache.get(key)

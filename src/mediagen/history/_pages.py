@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
-from mediagen import _wire
+from mediagen.wire import _names as _wire
 
 #: Times are read at pandas' precision (the store writes microseconds, the API's).
 TIME = pa.timestamp("ns", tz="UTC")

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mediagen._fields import read_field
+from mediagen.wire._fields import read_field
 
 _FREQS = {"D": "day", "day": "day", "W": "week", "week": "week", "M": "month", "month": "month"}
 

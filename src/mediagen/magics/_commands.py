@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
 
-from mediagen._fields import read_field
-from mediagen._html import plural
-from mediagen._progress import Progress
+from mediagen.display._html import plural
+from mediagen.display._progress import Progress
 from mediagen.magics import _service as mc
 from mediagen.magics._cell_line import (
     CELL_USAGE,
@@ -29,6 +28,7 @@ from mediagen.magics._cell_line import (
 )
 from mediagen.magics._display import CreditsView, HistorySummary, Notice, models_table
 from mediagen.magics._generate import resubmit, show, wait_and_show
+from mediagen.wire._fields import read_field
 
 if TYPE_CHECKING:
     from mediagen.magics._magics import MediagenMagics

@@ -12,8 +12,8 @@ import html
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from mediagen._fields import read_field
-from mediagen._html import plural
+from mediagen.display._html import plural
+from mediagen.wire._fields import read_field
 
 _BOX = (
     "font-family: var(--jp-ui-font-family, sans-serif); font-size: var(--jp-ui-font-size1, 13px);"

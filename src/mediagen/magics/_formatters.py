@@ -9,8 +9,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from mediagen._fields import read_field
 from mediagen.magics._display import CreditsView, EstimateView, credits_text, table_html
+from mediagen.wire._fields import read_field
 
 
 def _media_tag(output: Any) -> str:

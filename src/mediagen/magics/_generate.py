@@ -15,8 +15,7 @@ from IPython.core.error import StdinNotImplementedError
 from IPython.display import display
 
 import mediagen.magics as settings
-from mediagen._fields import read_field
-from mediagen._progress import (
+from mediagen.display._progress import (
     Progress,
     format_seconds,
     generation_callback,
@@ -26,6 +25,7 @@ from mediagen.magics import _service as mc
 from mediagen.magics._cell_line import MagicUsageError, parse_cell_line
 from mediagen.magics._display import EstimateView, Notice, credits_text
 from mediagen.magics._request import build_request, choose_model, prompt_field
+from mediagen.wire._fields import read_field
 
 if TYPE_CHECKING:
     from mediagen.magics._magics import MediagenMagics

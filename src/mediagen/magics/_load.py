@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mediagen._progress import Progress
 from mediagen.client import _progress_hook
+from mediagen.display._progress import Progress
 from mediagen.magics import _service as mc
 from mediagen.magics._formatters import FALLBACK_RENDERERS
 from mediagen.magics._magics import MediagenMagics

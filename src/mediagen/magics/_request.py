@@ -2,9 +2,9 @@
 
 Pure functions over catalog entries as plain dicts (the shape of ``docs/wire-contract.md``): no
 client, no IPython. The mode is chosen from the fields given and every field is typed by its
-schema (``_values``); the typed request is then judged by ``mediagen.catalog`` (the engine of
-``Catalog.validate``) before anything is sent, and a refusal is a ``MagicUsageError`` naming what
-is allowed (``_verdicts``).
+schema (``_values``); the typed request is then judged by ``mediagen.pricing.catalog`` (the
+engine of ``Catalog.validate``) before anything is sent, and a refusal is a ``MagicUsageError``
+naming what is allowed (``_verdicts``).
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mediagen.catalog import DEFAULT_MODE, Catalog
 from mediagen.magics._cell_line import CELL_USAGE, CellOptions, MagicUsageError, did_you_mean
 from mediagen.magics._values import AssetResolver, VariableLookup, convert_value
 from mediagen.magics._verdicts import refuse_if_invalid
+from mediagen.pricing.catalog import DEFAULT_MODE, Catalog
 
 
 def prompt_field(entry: Mapping[str, Any]) -> str:

@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sized
 from typing import Any
 
-from mediagen._fields import as_json, read_field
+from mediagen.wire._fields import as_json, read_field
 
 KIND_RESOURCES = {"image": "images", "video": "videos", "audio": "audio"}
 

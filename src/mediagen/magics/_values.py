@@ -11,8 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mediagen.catalog import JSON_TYPES
 from mediagen.magics._cell_line import MagicUsageError, parse_bool
+from mediagen.pricing.catalog import JSON_TYPES
 
 #: resolve(field, text or object, media) -> asset id; supplied by the magic (namespace, uploads).
 AssetResolver = Callable[[str, Any, Any], str]

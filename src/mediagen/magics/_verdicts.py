@@ -12,9 +12,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mediagen.catalog import Catalog
 from mediagen.magics._cell_line import MagicUsageError, did_you_mean
 from mediagen.magics._values import show_values
+from mediagen.pricing.catalog import Catalog
 
 
 @dataclass(frozen=True)

@@ -35,11 +35,10 @@ from typing import Any
 
 import traitlets
 
-from mediagen import _html
-from mediagen._fields import read_field
-from mediagen.catalog import Catalog
 from mediagen.client import Budget
 from mediagen.client import budget as budget_scope
+from mediagen.display import _html
+from mediagen.pricing.catalog import Catalog
 from mediagen.widgets import _compare_store, _tasks
 from mediagen.widgets._base import MediagenWidget, _describe
 from mediagen.widgets._compare_plan import Plan, cell_request, columns_of, plan, request_key
@@ -47,6 +46,7 @@ from mediagen.widgets._media import MediaSource
 from mediagen.widgets._outputs import item_at
 from mediagen.widgets._service import Service
 from mediagen.widgets._snapshot import StaticFallback, plural
+from mediagen.wire._fields import read_field
 
 #: Cell states, in the order a cell goes through them.
 PRICED, QUEUED, SUBMITTING, PENDING, COMPLETED, FAILED, INVALID = (

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mediagen import _html
-from mediagen.catalog import Catalog
+from mediagen.display import _html
+from mediagen.pricing.catalog import Catalog
 
 #: The fields a prompt can go into, in the order they are preferred.
 TEXT_FIELDS = ("prompt", "text")

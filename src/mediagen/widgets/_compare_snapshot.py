@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mediagen import _html
+from mediagen.display import _html
 
 if TYPE_CHECKING:
     from mediagen.widgets._compare import Compare

@@ -3,11 +3,11 @@
 The catalog is the source of truth (docs/wire-contract.md, "Model catalog entry"): a mode lists
 ``required`` and ``optional`` fields, ``allowed`` values (a list or ``{"by_tier": ...}``),
 ``ranges``, ``defaults`` and ``max_counts``; ``parameters`` gives each field's type and bounds;
-``rules`` add cross-field checks. The verdicts on values and rules are ``mediagen.catalog``'s
-(the same that ``Catalog.validate`` gives the client's local checks and batches); this
-module reads what the user typed, lays out the controls and words each verdict with the field's
-label. Nothing here does I/O, so all of it is unit-testable and the form widget only renders
-what these functions return.
+``rules`` add cross-field checks. The verdicts on values and rules are
+``mediagen.pricing.catalog``'s (the same that ``Catalog.validate`` gives the client's local
+checks and batches); this module reads what the user typed, lays out the controls and words each
+verdict with the field's label. Nothing here does I/O, so all of it is unit-testable and the form
+widget only renders what these functions return.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from mediagen.catalog import (
+from mediagen.pricing.catalog import (
     ALWAYS_ACCEPTED,
     JSON_TYPES,
     Catalog,

@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mediagen._fields import read_field
 from mediagen.widgets._media import MediaItem, make_item
+from mediagen.wire._fields import read_field
 
 
 def local_copy(output: Any) -> Path:

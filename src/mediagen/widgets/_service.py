@@ -15,8 +15,8 @@ from collections.abc import Awaitable, Mapping
 from pathlib import Path
 from typing import Any
 
-from mediagen._fields import as_json, read_field
 from mediagen.widgets import _tasks
+from mediagen.wire._fields import as_json, read_field
 
 KIND_RESOURCES = {"image": "images", "video": "videos", "audio": "audio"}
 TERMINAL = ("completed", "failed")

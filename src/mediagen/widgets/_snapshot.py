@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mediagen import _html
-from mediagen._fields import read_field
-from mediagen._html import plural
+from mediagen.display import _html
+from mediagen.display._html import plural
 from mediagen.widgets._live_snapshot import LiveSnapshot
+from mediagen.wire._fields import read_field
 
 #: Keep a saved notebook small: the snapshot shows at most this many generations, each as a
 #: small thumbnail (video and audio are named, not embedded).

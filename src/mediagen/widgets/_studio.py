@@ -23,8 +23,8 @@ from typing import Any
 
 import ipywidgets
 
-from mediagen import MediagenError, _html
-from mediagen._fields import read_field
+from mediagen import MediagenError
+from mediagen.display import _html
 from mediagen.widgets import _tasks
 from mediagen.widgets._service import Service
 from mediagen.widgets._snapshot import StaticFallback, generations_html, plural, price_settings
@@ -34,6 +34,7 @@ from mediagen.widgets.form import RequestForm
 from mediagen.widgets.gallery import Gallery
 from mediagen.widgets.job import JobCard
 from mediagen.widgets.picker import ModelPicker
+from mediagen.wire._fields import read_field
 
 _NOTE_STYLE = "font-size: var(--jp-ui-font-size0, 11px); color: var(--jp-ui-font-color2, #616161)"
 

@@ -13,12 +13,12 @@ from typing import Any
 
 import traitlets
 
-from mediagen._fields import read_field
-from mediagen._html import credits_text
+from mediagen.display._html import credits_text
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._service import Service
 from mediagen.widgets._snapshot import StaticFallback, plural
+from mediagen.wire._fields import read_field
 
 
 class Balance(traitlets.HasTraits):

@@ -27,16 +27,16 @@ from typing import Any
 
 import traitlets
 
-from mediagen._fields import read_field
-from mediagen._html import credits_text
-from mediagen._local_price import local_price
 from mediagen.client import PaymentRequiredError
+from mediagen.display._html import credits_text
+from mediagen.pricing._local_price import local_price
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._service import Service
 from mediagen.widgets._snapshot import StaticFallback
 from mediagen.widgets.credits import Balance
 from mediagen.widgets.form import RequestForm
+from mediagen.wire._fields import read_field
 
 Submitted = Callable[[Any, dict[str, Any], dict[str, Any]], None]  # (generation, request, estimate)
 

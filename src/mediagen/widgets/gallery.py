@@ -16,8 +16,7 @@ from typing import Any
 
 import traitlets
 
-from mediagen import _html
-from mediagen._fields import read_field
+from mediagen.display import _html
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._media import MediaSource
@@ -25,6 +24,7 @@ from mediagen.widgets._outputs import item_at
 from mediagen.widgets._service import Service
 from mediagen.widgets._snapshot import StaticFallback, generations_html, plural, price_settings
 from mediagen.widgets.job import generation_summary
+from mediagen.wire._fields import read_field
 
 
 def _made_settings(outputs: list[Any]) -> dict[str, Any]:

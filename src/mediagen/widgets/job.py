@@ -18,14 +18,14 @@ from typing import Any
 
 import traitlets
 
-from mediagen import _html
-from mediagen._fields import read_field
+from mediagen.display import _html
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._media import MediaItem, MediaSource
 from mediagen.widgets._outputs import item_at
 from mediagen.widgets._service import Service
 from mediagen.widgets._snapshot import StaticFallback, generations_html, price_settings
+from mediagen.wire._fields import read_field
 
 Finished = Callable[[Any], None]
 Reference = Callable[[str, str, str], "str | None"]  # (asset_id, label, kind) -> where it went

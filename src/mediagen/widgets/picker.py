@@ -7,10 +7,10 @@ from typing import Any
 
 import traitlets
 
-from mediagen._fields import ServiceModel, as_json
 from mediagen.widgets import _catalog_view as cv
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._snapshot import StaticFallback, plural
+from mediagen.wire._fields import ServiceModel, as_json
 
 
 class ModelPicker(StaticFallback, MediagenWidget):

@@ -7,7 +7,7 @@ from typing import Any
 
 import traitlets
 
-from mediagen import _html
+from mediagen.display import _html
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._media import MediaItem, MediaSource, make_item
 from mediagen.widgets._outputs import output_item

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mediagen.journal import Journal, read_records, settled_path
+from mediagen.client._journal import Journal, read_records, settled_path
 
 log = logging.getLogger("mediagen")
 

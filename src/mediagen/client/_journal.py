@@ -27,7 +27,7 @@ a torn last line: the next append starts on a fresh line, so the torn bytes neve
 record, and readers skip them (or, in a file written before that rule, recover the record that
 was glued onto them).
 
-The journal stays small: now and then (``mediagen._journal_compaction``) the generations that
+The journal stays small: now and then (``mediagen.client._journal_compaction``) the generations that
 finished long ago are folded, one merged record each, into the settled file beside it
 (``journal.settled.jsonl``), and the journal is replaced atomically by what is left. Readers of
 records (``records()``, ``latest()``, the history, the gallery, the forecasts) read the settled

@@ -14,8 +14,9 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from mediagen import _wire as wire
-from mediagen._fields import ServiceModel, as_json
+from mediagen.pricing._durations import stated_seconds
+from mediagen.wire import _names as wire
+from mediagen.wire._fields import ServiceModel, as_json
 
 #: Fields every mode accepts besides its own (docs/wire-contract.md).
 ALWAYS_ACCEPTED = ("model", "mode", "idempotency_key", "project_id")
@@ -395,7 +396,7 @@ class Catalog:
         Table-driven: each submit field maps to its query name (``ESTIMATE_QUERY_NAMES``, first
         match wins), the priced duration comes from the first source that gives one, and what
         the table does not name but the price depends on travels in ``params``. The names
-        are the wire contract's (``mediagen._wire``).
+        are the wire contract's (``mediagen.wire._names``).
         """
         r = {k: v for k, v in request.items() if v is not None}
         q: dict[str, Any] = {}
@@ -426,8 +427,6 @@ class Catalog:
         """Seconds the price counts as the request states them (its ``price.duration``
         sources: a duration, a shot list, frames / frame rate); None when an input file's
         length or the service's default decides."""
-        from mediagen._local_price import stated_seconds
-
         mode = self.mode_for(r) or {}
         seconds = stated_seconds(mode.get("price") or {}, {**(mode.get("defaults") or {}), **r})
         return None if seconds is None else _tidy(seconds)

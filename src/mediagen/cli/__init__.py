@@ -1,7 +1,8 @@
 """The ``mediagen`` command.
 
 ``mediagen lab [options]`` opens JupyterLab on the notebooks, connected to the sandbox it starts
-(or to the service named by ``MEDIAGEN_BASE_URL`` and ``MEDIAGEN_API_KEY``): see ``mediagen._lab``.
+(or to the service named by ``MEDIAGEN_BASE_URL`` and ``MEDIAGEN_API_KEY``): see ``_lab``.
+``python -m mediagen.cli`` runs the same command (``__main__``).
 
 ``mediagen sandbox [--host] [--port] [--data-dir] [--speed]`` starts the local service: the
 process becomes ``python -m mediagen_sandbox`` (``os.execv``; ``mediagen`` never imports
@@ -81,12 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["lab"]:
         # The lab command owns its options (and its --help); parse them there.
-        from mediagen._lab import main as lab_main
+        from mediagen.cli._lab import main as lab_main
 
         return lab_main(argv[1:])
     args = build_parser().parse_args(argv)
     return args.func(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

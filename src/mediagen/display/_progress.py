@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, Literal, TextIO
 
-from mediagen._fields import read_field
+from mediagen.wire._fields import read_field
 
 Mode = Literal["auto", "widget", "text", "off"]
 

@@ -15,7 +15,7 @@ What it does, in order:
 
 Both children run in their own session so a Ctrl-C reaches only this process, which then
 stops them in order (a Ctrl-C sent straight to JupyterLab would make it ask for confirmation).
-Both are started through :mod:`mediagen._tether`, so they cannot outlive this process: after a
+Both are started through :mod:`mediagen.cli._tether`, so they cannot outlive this process: after a
 ``kill -9`` of ``mediagen lab`` the sandbox (with its render workers), JupyterLab and its kernels
 stop within seconds and their ports are free again.
 """
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from mediagen import _tether
+from mediagen.cli import _tether
 
 ENV_BASE_URL = "MEDIAGEN_BASE_URL"
 ENV_API_KEY = "MEDIAGEN_API_KEY"

@@ -23,8 +23,9 @@ from typing import Any
 
 import ipywidgets
 
-from mediagen import MediagenError, _html
+from mediagen import _html
 from mediagen._fields import read_field
+from mediagen.client import MediagenError
 from mediagen.widgets import _tasks
 from mediagen.widgets._service import Service
 from mediagen.widgets._snapshot import StaticFallback, generations_html, plural, price_settings

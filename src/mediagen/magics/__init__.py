@@ -22,7 +22,8 @@ running on the service, is never resubmitted, stays bound to ``NAME`` (pending),
 Inside: ``_cell_line`` splits the cell's line, ``_values`` types one field by its schema,
 ``_request`` builds and checks the request against the catalog entry, ``_generate`` runs a cell
 (quote, consent, submit, wait), ``_commands`` holds the line commands, ``_display`` and
-``_formatters`` what is shown, ``_service`` every call to the client, ``_load`` (un)loading.
+``_formatters`` what is shown, ``_service`` every call to the client, ``_load`` (un)loading,
+``_settings`` the settings above, ``_session`` what a command or a cell needs from the magics.
 """
 
 from __future__ import annotations

@@ -246,6 +246,7 @@ def test_a_threshold_assigned_on_the_package_is_the_one_a_cell_reads(
     run = shell.run("%%mediagen image -o img\na quiet harbour")
     assert len(asked) == 1
     assert shell.ns["img"].status == "completed"
+    assert {"confirm_above", "wait_timeout", "wait_poll_interval"} <= set(dir(mediagen.magics))
 
 
 def test_speech_takes_the_cell_body_as_text(shell, sandbox, tenant):

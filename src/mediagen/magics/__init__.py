@@ -61,6 +61,10 @@ class _SettingsModule(types.ModuleType):
             return getattr(_settings, name)
         raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
 
+    def __dir__(self) -> list[str]:
+        """The settings too, so completion in a notebook offers them."""
+        return sorted(set(super().__dir__()) | _settings.NAMES)
+
     def __setattr__(self, name: str, value: Any) -> None:
         if name in _settings.NAMES:
             setattr(_settings, name, value)

@@ -44,7 +44,7 @@ def import_cycles(graph: grimp.ImportGraph) -> list[tuple[list[str], list[str]]]
         start = min(component)
         inside = edges.subgraph(component)
         back = min(
-            (nx.shortest_path(inside, after, start) for after in inside.successors(start)),
+            (nx.shortest_path(inside, after, start) for after in sorted(inside.successors(start))),
             key=len,
         )
         cycles.append((sorted(component), [start, *back]))

@@ -226,6 +226,29 @@ def test_module_threshold_and_yes(shell, sandbox, tenant, monkeypatch):
     assert shell.ns["img"].status == "completed"
 
 
+def test_a_threshold_assigned_on_the_package_is_the_one_a_cell_reads(
+    shell, sandbox, tenant, monkeypatch
+):
+    """``mediagen.magics.confirm_above = 0``, a plain assignment as a user writes it, makes the
+    next cell ask (``mediagen.extension`` is the same module: it sees the value); assigning the
+    old value back lets the cell spend without asking again."""
+    asked = []
+    monkeypatch.setattr(builtins, "input", lambda q: asked.append(q) or "n")
+    before = mediagen.magics.confirm_above
+    mediagen.magics.confirm_above = 0.0
+    try:
+        assert extension.confirm_above == 0.0
+        run = shell.run("%%mediagen image -o img\na quiet harbour")
+        assert len(asked) == 1
+        assert "Not submitted; nothing was spent." in run.text
+    finally:
+        mediagen.magics.confirm_above = before
+    run = shell.run("%%mediagen image -o img\na quiet harbour")
+    assert len(asked) == 1
+    assert shell.ns["img"].status == "completed"
+    assert {"confirm_above", "wait_timeout", "wait_poll_interval"} <= set(dir(mediagen.magics))
+
+
 def test_speech_takes_the_cell_body_as_text(shell, sandbox, tenant):
     client = mediagen.Client(api_key=tenant.api_key, base_url=sandbox.base_url)
     speech = next(

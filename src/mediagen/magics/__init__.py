@@ -22,36 +22,57 @@ running on the service, is never resubmitted, stays bound to ``NAME`` (pending),
 Inside: ``_cell_line`` splits the cell's line, ``_values`` types one field by its schema,
 ``_request`` builds and checks the request against the catalog entry, ``_generate`` runs a cell
 (quote, consent, submit, wait), ``_commands`` holds the line commands, ``_display`` and
-``_formatters`` what is shown, ``_service`` every call to the client, ``_load`` (un)loading.
+``_formatters`` what is shown, ``_service`` every call to the client, ``_load`` (un)loading,
+``_settings`` the settings above, ``_session`` what a command or a cell needs from the magics.
 """
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import Any
 
+from mediagen.magics import _service as mc
+from mediagen.magics import _settings
+from mediagen.magics._commands import LINE_USAGE, parse_since
+from mediagen.magics._display import credits_text
+from mediagen.magics._load import client_model_types as _client_model_types  # noqa: F401
+from mediagen.magics._load import load_ipython_extension, unload_ipython_extension
+from mediagen.magics._magics import MediagenMagics
+from mediagen.magics._settings import use_client
+
+# The settings live in ``_settings`` (below the modules that read them, at call time); these
+# annotations name them for type checkers, and the module class below reads and writes them there.
 #: Ask before a cell spends more than this many credits (after discount). ``--yes`` skips it.
-confirm_above: float = 50.0
+confirm_above: float
 #: Longest a cell waits in the foreground, in seconds (the job itself is never cancelled).
-wait_timeout: float = 3600.0
+wait_timeout: float
 #: Seconds between polls while a cell waits (None: the client's own 2 s -> 5 s backoff).
-wait_poll_interval: float | None = None
-
-_client: Any = None
-
-
-def use_client(client: Any) -> None:
-    """Make the magics use ``client`` (default: ``mediagen.Client()`` from the environment)."""
-    global _client
-    _client = client
+wait_poll_interval: float | None
+_client: Any
 
 
-# The settings above come first: the modules below read them (at call time) from here.
-from mediagen.magics import _service as mc  # noqa: E402
-from mediagen.magics._commands import LINE_USAGE, parse_since  # noqa: E402
-from mediagen.magics._display import credits_text  # noqa: E402
-from mediagen.magics._load import client_model_types as _client_model_types  # noqa: E402, F401
-from mediagen.magics._load import load_ipython_extension, unload_ipython_extension  # noqa: E402
-from mediagen.magics._magics import MediagenMagics  # noqa: E402
+class _SettingsModule(types.ModuleType):
+    """This package, with its settings kept in ``_settings``: ``mediagen.magics.confirm_above =
+    100`` (or the same through ``mediagen.extension``) is the value the magics read."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _settings.NAMES:
+            return getattr(_settings, name)
+        raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
+
+    def __dir__(self) -> list[str]:
+        """The settings too, so completion in a notebook offers them."""
+        return sorted(set(super().__dir__()) | _settings.NAMES)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _settings.NAMES:
+            setattr(_settings, name, value)
+        else:
+            super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _SettingsModule
 
 __all__ = [
     "LINE_USAGE",

@@ -11,7 +11,7 @@ import datetime as dt
 import re
 import shlex
 from collections.abc import Callable, Sized
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
@@ -28,10 +28,8 @@ from mediagen.magics._cell_line import (
 )
 from mediagen.magics._display import CreditsView, HistorySummary, Notice, models_table
 from mediagen.magics._generate import resubmit, show, wait_and_show
+from mediagen.magics._session import MagicSession
 from mediagen.wire._fields import read_field
-
-if TYPE_CHECKING:
-    from mediagen.magics._magics import MediagenMagics
 
 LINE_USAGE = (
     """\
@@ -50,10 +48,10 @@ LINE_USAGE = (
     + CELL_USAGE
 )
 
-Command = Callable[["MediagenMagics", argparse.Namespace], Any]
+Command = Callable[[MagicSession, argparse.Namespace], Any]
 
 
-def run_line(magics: MediagenMagics, line: str) -> Any:
+def run_line(magics: MagicSession, line: str) -> Any:
     """Dispatch ``%mediagen COMMAND ARGS`` to the command's function."""
     try:
         words = shlex.split(line)
@@ -104,14 +102,14 @@ def _variable_name(text: str) -> str:
 @magic_arguments()
 @kwds(usage="%%mediagen models [image|video|audio]")
 @argument("kind", nargs="?", choices=KINDS)
-def _models(magics: MediagenMagics, args: argparse.Namespace) -> Any:
+def _models(magics: MagicSession, args: argparse.Namespace) -> Any:
     """The catalog as a table."""
     return models_table(mc.list_models(magics.client, args.kind))
 
 
 @magic_arguments()
 @kwds(usage="%%mediagen credits")
-def _credits(magics: MediagenMagics, args: argparse.Namespace) -> Any:
+def _credits(magics: MagicSession, args: argparse.Namespace) -> Any:
     """Balance, reservations, member cap."""
     return CreditsView(mc.credits(magics.client))
 
@@ -123,7 +121,7 @@ def _credits(magics: MediagenMagics, args: argparse.Namespace) -> Any:
 @argument("--model")
 @argument("-o", dest="name", type=_variable_name, help="variable that gets the full frame")
 @argument("--offline", action="store_true", help="read the local store without syncing")
-def _history(magics: MediagenMagics, args: argparse.Namespace) -> Any:
+def _history(magics: MagicSession, args: argparse.Namespace) -> Any:
     """Spend summary from the local history store, synced first (only what is new is fetched);
     ``-o NAME`` also binds the full history frame."""
     filters: dict[str, Any] = {"type": args.type, "model": args.model}
@@ -152,7 +150,7 @@ def _history(magics: MediagenMagics, args: argparse.Namespace) -> Any:
 
 @magic_arguments()
 @kwds(usage="%%mediagen studio")
-def _studio(magics: MediagenMagics, args: argparse.Namespace) -> Any:
+def _studio(magics: MagicSession, args: argparse.Namespace) -> Any:
     """The interactive studio widget."""
     from mediagen import widgets
 
@@ -161,7 +159,7 @@ def _studio(magics: MediagenMagics, args: argparse.Namespace) -> Any:
 
 @magic_arguments()
 @kwds(usage="%%mediagen pending")
-def _pending(magics: MediagenMagics, args: argparse.Namespace) -> Any:
+def _pending(magics: MagicSession, args: argparse.Namespace) -> Any:
     """Generations still running (e.g. after a restart)."""
     pending = list(magics.client.generations.list(status="pending"))
     if not pending:
@@ -183,7 +181,7 @@ def _pending(magics: MediagenMagics, args: argparse.Namespace) -> Any:
 @argument("id", nargs="?", help="a generation id")
 @argument("--key", help="the idempotency key of an interrupted submit")
 @argument("-o", dest="name", type=_variable_name, help="variable that gets the generation")
-def _attach(magics: MediagenMagics, args: argparse.Namespace) -> Any:
+def _attach(magics: MagicSession, args: argparse.Namespace) -> Any:
     """Wait again for a generation (or an interrupted submit) and bind it."""
     if args.key:
         generation = resubmit(magics, args.key)

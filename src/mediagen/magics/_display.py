@@ -240,7 +240,7 @@ class HistorySummary:
 
 def api_error_text(exc: Exception) -> str | None:
     """A readable message for a client error (status, code, message, field details), else None."""
-    from mediagen import MediagenError
+    from mediagen.client import MediagenError
 
     if not isinstance(exc, MediagenError):
         return None

@@ -9,12 +9,11 @@ waiting, never the generation.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from IPython.core.error import StdinNotImplementedError
 from IPython.display import display
 
-import mediagen.magics as settings
 from mediagen.display._progress import (
     Progress,
     format_seconds,
@@ -22,16 +21,15 @@ from mediagen.display._progress import (
     generation_message,
 )
 from mediagen.magics import _service as mc
+from mediagen.magics import _settings as settings
 from mediagen.magics._cell_line import MagicUsageError, parse_cell_line
 from mediagen.magics._display import EstimateView, Notice, credits_text
 from mediagen.magics._request import build_request, choose_model, prompt_field
+from mediagen.magics._session import MagicSession
 from mediagen.wire._fields import read_field
 
-if TYPE_CHECKING:
-    from mediagen.magics._magics import MediagenMagics
 
-
-def run_cell(magics: MediagenMagics, line: str, cell: str) -> Any:
+def run_cell(magics: MagicSession, line: str, cell: str) -> Any:
     """The cell magic: the line names the kind and fields, the body is the prompt."""
     options = parse_cell_line(line)
     client = magics.client
@@ -84,7 +82,7 @@ def _refusal(estimate: Any) -> str | None:
     return None
 
 
-def _resolve_asset(magics: MediagenMagics, name: str, value: Any) -> str:
+def _resolve_asset(magics: MagicSession, name: str, value: Any) -> str:
     """An asset id from an id, a variable (generation, output, asset) or a local file."""
     if isinstance(value, str):
         found, obj = magics.lookup(value)
@@ -115,7 +113,7 @@ def _resolve_asset(magics: MediagenMagics, name: str, value: Any) -> str:
     return str(asset_id)
 
 
-def _confirm(magics: MediagenMagics, price: Any) -> bool:
+def _confirm(magics: MagicSession, price: Any) -> bool:
     question = (
         f"This will spend {credits_text(price)} credits (more than "
         f"{credits_text(magics.threshold())}). Submit? [y/N] "
@@ -136,7 +134,7 @@ def _confirm(magics: MediagenMagics, price: Any) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-def submit(magics: MediagenMagics, kind: str, request: dict[str, Any], name: str | None) -> Any:
+def submit(magics: MagicSession, kind: str, request: dict[str, Any], name: str | None) -> Any:
     """Submit with a fresh idempotency key, kept until the service answers."""
     key = mc.new_idempotency_key()
     magics.unconfirmed[key] = (kind, request)
@@ -157,7 +155,7 @@ def submit(magics: MediagenMagics, kind: str, request: dict[str, Any], name: str
     return generation
 
 
-def resubmit(magics: MediagenMagics, key: str) -> Any:
+def resubmit(magics: MagicSession, key: str) -> Any:
     """Repeat an interrupted submit with its own key: the service answers with the one job."""
     if key not in magics.unconfirmed:
         raise MagicUsageError(
@@ -170,7 +168,7 @@ def resubmit(magics: MediagenMagics, key: str) -> Any:
     return generation
 
 
-def wait_and_show(magics: MediagenMagics, generation: Any, name: str | None) -> Any:
+def wait_and_show(magics: MagicSession, generation: Any, name: str | None) -> Any:
     """Wait in the foreground with live progress; an interrupt leaves the job running."""
     latest = [generation]
     model = read_field(generation, "model")

@@ -19,11 +19,11 @@ _LOADED: dict[int, dict[str, Any]] = {}
 
 def client_model_types() -> list[tuple[type, Any]]:
     """Client model classes without their own ``_repr_html_``, with a fallback renderer."""
-    import mediagen
+    from mediagen import client
 
     found = []
     for class_name, renderer in FALLBACK_RENDERERS.items():
-        cls = getattr(mediagen, class_name, None)
+        cls = getattr(client, class_name, None)
         if isinstance(cls, type) and not hasattr(cls, "_repr_html_"):
             found.append((cls, renderer))
     return found

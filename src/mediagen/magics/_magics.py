@@ -13,8 +13,8 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 from traitlets import Bool, Dict, Float, Unicode
 
-import mediagen.magics as settings
 from mediagen.magics import _commands, _generate
+from mediagen.magics import _settings as settings
 from mediagen.magics._cell_line import MagicUsageError
 from mediagen.magics._display import Notice, api_error_text
 
@@ -51,10 +51,10 @@ class MediagenMagics(Magics):
         if settings._client is not None:
             return settings._client
         if self._own_client is None:
-            import mediagen
+            from mediagen.client import Client
 
             try:
-                self._own_client = mediagen.Client()
+                self._own_client = Client()
             except Exception as exc:  # the client says what is missing (never the key itself)
                 raise UsageError(
                     f"cannot connect: {exc}\nSet MEDIAGEN_API_KEY (and MEDIAGEN_BASE_URL), or "

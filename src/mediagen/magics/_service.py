@@ -103,7 +103,8 @@ def expected_seconds(client: Any, generation: Any) -> float | None:
 def forecast_note(client: Any, request: Mapping[str, Any]) -> str | None:
     """How long this request will likely take and how often it fails, from the user's own
     history (``mediagen.history``); None when the store cannot be read (the purchase goes on)."""
-    from mediagen import MediagenError, history
+    from mediagen import history
+    from mediagen.client import MediagenError
 
     try:
         return history.request_note(client, request)

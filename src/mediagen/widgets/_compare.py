@@ -42,6 +42,7 @@ from mediagen.pricing.catalog import Catalog
 from mediagen.widgets import _compare_store, _tasks
 from mediagen.widgets._base import MediagenWidget, _describe
 from mediagen.widgets._compare_plan import Plan, cell_request, columns_of, plan, request_key
+from mediagen.widgets._compare_snapshot import grid_html, report_html
 from mediagen.widgets._media import MediaSource
 from mediagen.widgets._outputs import item_at
 from mediagen.widgets._service import Service
@@ -437,8 +438,6 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
     ) -> Path:
         """A self-contained HTML report of the grid to share: media embedded up to
         ``max_embed_bytes`` each (a larger one is named, never its place on this machine)."""
-        from mediagen.widgets._compare_snapshot import report_html
-
         path = Path(path).expanduser()
         path.write_text(report_html(self, max_embed_bytes), encoding="utf-8")
         return path
@@ -446,7 +445,11 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
     @classmethod
     def load(cls, path: str | Path, client: Any = None, **options: Any) -> Compare:
         """A saved grid, back as it was: nothing is priced or run again, winners included."""
-        return _compare_store.load(path, client, **options)
+        records = _compare_store.read(path)
+        prompts, settings = _compare_store.axes(records)
+        grid = cls(prompts, settings, client=client, restore=records, **options)
+        grid.chosen, grid.ratings = _compare_store.judgements(records)
+        return grid
 
     # -- state for the view ----------------------------------------------------------------
 
@@ -469,8 +472,6 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         return f"Compare: {plural(rows, 'prompt')} x {plural(cols, 'setting')}{total}, {done} done"
 
     def snapshot_html(self) -> str:
-        from mediagen.widgets._compare_snapshot import grid_html
-
         return grid_html(self)
 
 

@@ -11,18 +11,14 @@ the kernel or the cache.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from mediagen.display import _html
-
-if TYPE_CHECKING:
-    from mediagen.widgets._compare import Compare
+from mediagen.widgets._compare_grid import ComparedGrid
 
 THUMBNAIL_PX = 120
 _CELL = "border:1px solid var(--jp-border-color2, #e0e0e0); padding:4px; vertical-align:top"
 
 
-def report_html(grid: Compare, max_embed_bytes: int = _html.MAX_EMBED_BYTES) -> str:
+def report_html(grid: ComparedGrid, max_embed_bytes: int = _html.MAX_EMBED_BYTES) -> str:
     """A self-contained HTML document of the grid (see the module docstring)."""
     title = _html.escape(grid.snapshot_text())
     return (
@@ -31,7 +27,7 @@ def report_html(grid: Compare, max_embed_bytes: int = _html.MAX_EMBED_BYTES) -> 
     )
 
 
-def grid_html(grid: Compare, *, embed: int | None = None) -> str:
+def grid_html(grid: ComparedGrid, *, embed: int | None = None) -> str:
     """The grid as a table; ``embed``: include each output's media up to that many bytes."""
     head = "".join(f'<th style="{_CELL}">{_html.escape(c["label"])}</th>' for c in grid.columns)
     rows = []
@@ -50,7 +46,7 @@ def grid_html(grid: Compare, *, embed: int | None = None) -> str:
     return _html.box(_html.escape(grid.snapshot_text()), table, kind="compare")
 
 
-def _cell_html(grid: Compare, row: int, col: int, chosen: bool, embed: int | None) -> str:
+def _cell_html(grid: ComparedGrid, row: int, col: int, chosen: bool, embed: int | None) -> str:
     cell = grid.cells[row * len(grid.columns) + col]
     parts: list[str] = []
     items = cell.get("items") or []

@@ -14,12 +14,10 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from mediagen.widgets._compare_grid import ComparedGrid
 from mediagen.widgets._media import MediaItem, make_item
-
-if TYPE_CHECKING:
-    from mediagen.widgets._compare import Compare
 
 #: The cell fields a file keeps as they are (the rest are JSON or derived).
 CELL_FIELDS = (
@@ -30,7 +28,7 @@ CELL_FIELDS = (
 UNFINISHED = ("queued", "submitting", "pending")
 
 
-def save(grid: Compare, path: str | Path) -> Path:
+def save(grid: ComparedGrid, path: str | Path) -> Path:
     import pandas as pd
 
     path = Path(path).expanduser()
@@ -57,27 +55,28 @@ def save(grid: Compare, path: str | Path) -> Path:
     return path
 
 
-def load(path: str | Path, client: Any = None, **options: Any) -> Compare:
+def read(path: str | Path) -> list[dict[str, Any]]:
+    """The saved cells of the file, one dict per cell (see :func:`save`)."""
     import pandas as pd
 
-    from mediagen.widgets._compare import Compare
+    return [_clean(r) for r in pd.read_parquet(Path(path).expanduser()).to_dict("records")]
 
-    records = [_clean(r) for r in pd.read_parquet(Path(path).expanduser()).to_dict("records")]
+
+def axes(records: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
+    """The saved grid's prompts (its rows) and settings (its columns), in their order."""
     prompts = {r["row"]: r["prompt"] for r in records}
     settings = {r["col"]: json.loads(r["setting"]) for r in records}
-    grid = Compare(
-        [prompts[i] for i in sorted(prompts)],
-        [settings[i] for i in sorted(settings)],
-        client=client,
-        restore=records,
-        **options,
-    )
-    grid.chosen = {str(r["row"]): r["col"] for r in records if r["chosen"]}
-    grid.ratings = {f"{r['row']},{r['col']}": int(r["rating"]) for r in records if r.get("rating")}
-    return grid
+    return [prompts[i] for i in sorted(prompts)], [settings[i] for i in sorted(settings)]
 
 
-def restore_cell(grid: Compare, saved: dict[str, Any]) -> None:
+def judgements(records: list[dict[str, Any]]) -> tuple[dict[str, int], dict[str, int]]:
+    """The saved winners (``{"<row>": <column>}``) and ratings (``{"<row>,<col>": <stars>}``)."""
+    chosen = {str(r["row"]): r["col"] for r in records if r["chosen"]}
+    ratings = {f"{r['row']},{r['col']}": int(r["rating"]) for r in records if r.get("rating")}
+    return chosen, ratings
+
+
+def restore_cell(grid: ComparedGrid, saved: dict[str, Any]) -> None:
     """Put a saved cell back: its request, its outcome, its media (where still on disk)."""
     position = (saved["row"], saved["col"])
     grid.plan.requests[position] = json.loads(saved["request"])

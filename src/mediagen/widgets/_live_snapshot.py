@@ -44,15 +44,12 @@ import contextvars
 import logging
 import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import ipywidgets
 import traitlets
 
 from mediagen.widgets import _tasks
-
-if TYPE_CHECKING:
-    from mediagen.widgets._snapshot import StaticFallback
 
 log = logging.getLogger("mediagen.widgets")
 
@@ -95,10 +92,22 @@ def _tree(widget: Any, seen: set[int] | None = None) -> Iterator[ipywidgets.Widg
         yield from _tree(child, seen)
 
 
+class Snapshotted(Protocol):
+    """What a snapshot reads from its widget (``_snapshot.StaticFallback`` gives it all)."""
+
+    model_id: str
+
+    def snapshot_text(self) -> str: ...
+
+    def snapshot_html(self) -> str: ...
+
+    def widget_label(self) -> str: ...
+
+
 class LiveSnapshot:
     """The snapshot output of one widget: shown with the widget, updated as it changes."""
 
-    def __init__(self, widget: StaticFallback, delay: float = UPDATE_DELAY_S) -> None:
+    def __init__(self, widget: Snapshotted, delay: float = UPDATE_DELAY_S) -> None:
         self.widget: Any = widget  # a StaticFallback that is also an ipywidgets DOMWidget
         self.delay = delay
         self.display_id = f"mediagen-snapshot-{widget.model_id}"

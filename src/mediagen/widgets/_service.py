@@ -40,9 +40,9 @@ class Service:
         cache_dir: str | Path | None = None,
     ) -> None:
         if client is None and async_client is None:
-            import mediagen
+            from mediagen.client import Client
 
-            client = mediagen.Client()
+            client = Client()
         self.client = client
         self._given_async = async_client
         self._async: dict[int, Any] = {}
@@ -70,13 +70,13 @@ class Service:
             await made.aclose()
 
     def _make_async(self) -> Any:
-        import mediagen
+        from mediagen.client import AsyncClient
 
         for name in ("to_async", "async_client", "as_async"):
             make = getattr(self.client, name, None)
             if callable(make):
                 return make()
-        return mediagen.AsyncClient(**_settings(self.client))
+        return AsyncClient(**_settings(self.client))
 
     # -- catalog, prices, credits ----------------------------------------------------------
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import ipywidgets
 
-from mediagen import MediagenError
+from mediagen.client import MediagenError
 from mediagen.display import _html
 from mediagen.widgets import _tasks
 from mediagen.widgets._service import Service

@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mediagen.client._async import AsyncClient
-    from mediagen.client._batch import BatchItem, BatchResult
+    from mediagen.client._bound import (
+        BatchItem,
+        BatchResult,
+        Generation,
+        GenerationOutput,
+    )
     from mediagen.client._budget import Budget, SpendLimit, SpendLimitExceededError, budget
     from mediagen.client._config import MissingAPIKeyError
     from mediagen.client._download import DownloadError
@@ -50,9 +55,7 @@ if TYPE_CHECKING:
         Asset,
         Credits,
         Estimate,
-        Generation,
         GenerationErrorInfo,
-        GenerationOutput,
         MemberLimit,
         ModelInfo,
         UploadTicket,

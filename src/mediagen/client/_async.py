@@ -88,10 +88,10 @@ class AsyncClient(BaseClient):
             )
         self._http = http_client
         self._twin: Client | None = None
-        self.videos = AsyncVideos(self)
-        self.images = AsyncImages(self)
-        self.audio = AsyncAudio(self)
-        self.generations = AsyncGenerations(self)
+        self.videos: AsyncVideos[AsyncClient] = AsyncVideos(self)
+        self.images: AsyncImages[AsyncClient] = AsyncImages(self)
+        self.audio: AsyncAudio[AsyncClient] = AsyncAudio(self)
+        self.generations: AsyncGenerations[AsyncClient] = AsyncGenerations(self)
         self.models = AsyncModels(self)
         self.credits = AsyncCreditsResource(self)
         self.uploads = AsyncUploads(self)

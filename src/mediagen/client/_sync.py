@@ -77,25 +77,25 @@ class Client(BaseClient):
     # --- resources: built on first use ---------------------------------------------------
 
     @cached_property
-    def videos(self) -> Videos:
+    def videos(self) -> Videos[Client]:
         from mediagen.client._sync_resources import Videos
 
         return Videos(self)
 
     @cached_property
-    def images(self) -> Images:
+    def images(self) -> Images[Client]:
         from mediagen.client._sync_resources import Images
 
         return Images(self)
 
     @cached_property
-    def audio(self) -> Audio:
+    def audio(self) -> Audio[Client]:
         from mediagen.client._sync_resources import Audio
 
         return Audio(self)
 
     @cached_property
-    def generations(self) -> Generations:
+    def generations(self) -> Generations[Client]:
         from mediagen.client._sync_resources import Generations
 
         return Generations(self)

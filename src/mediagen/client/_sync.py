@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
-from mediagen.client._base import USER_AGENT, BaseClient
+from mediagen.client._base import USER_AGENT, BaseClient, public_name
 from mediagen.client._config import DEFAULT_CONCURRENCY, ssl_context
 
 # Only what constructing a client needs is imported above: the resources, the effects and the
@@ -132,10 +132,11 @@ class Client(BaseClient):
 
     def to_async(self, **overrides: Any) -> AsyncClient:
         """An ``AsyncClient`` with the same settings (and key); ``overrides`` change options."""
-        from mediagen.client._async import AsyncClient
-
+        # The asyncio twin sits above this module (it builds its own blocking twin from here):
+        # it is reached through the package's names, loaded (with asyncio) only now.
+        twin: type[AsyncClient] = public_name("AsyncClient")
         config = self._config.replace(**overrides) if overrides else self._config
-        return AsyncClient(_config=config, budget=self._budget, clock=self._clock)
+        return twin(_config=config, budget=self._budget, clock=self._clock)
 
     def _sync_twin(self) -> Client:
         return self

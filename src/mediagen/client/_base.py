@@ -256,16 +256,6 @@ class BaseClient:
         raise NotImplementedError
 
 
-def public_name(name: str) -> Any:
-    """A public name of ``mediagen.client`` (loaded on first use by the package, PEP 562).
-
-    How a client reaches its twin above it (``Client.to_async``): by the package's name, not by
-    an import of the module that imports it."""
-    from importlib import import_module
-
-    return getattr(import_module("mediagen.client"), name)
-
-
 def _print_estimate(client: Any, total: float, items: list[Any]) -> None:
     from mediagen.client import _batch, _estimate_notes
 

@@ -18,8 +18,7 @@ if TYPE_CHECKING:
 
     from typing_extensions import TypeVar
 
-    from mediagen.client._async import AsyncClient
-    from mediagen.client._sync import Client
+    from mediagen.client._clients import AsyncClient, Client
 
     #: the client of a model named bare: the blocking ``Client``
     _ClientT = TypeVar("_ClientT", default=Client)

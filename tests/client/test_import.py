@@ -35,7 +35,6 @@ CLIENT_STARTUP = {
     "mediagen.client._clients",
     "mediagen.client._config",
     "mediagen.client._errors",
-    "mediagen.client._redact",
     "mediagen.client._retry",
     "mediagen.client._sync",
 }

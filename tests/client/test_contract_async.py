@@ -133,3 +133,24 @@ def test_to_async_keeps_the_settings(make_client, catalog):
     assert aclient.base_url == client.base_url
     assert aclient.cache_dir == client.cache_dir
     assert client.generations.get(gen.id).id == gen.id
+
+
+def test_to_sync_is_a_blocking_client_of_the_same_account(sandbox, tenant, catalog, tmp_path):
+    """Each client builds its twin (they are declared together); the blocking twin of an
+    AsyncClient reads what the AsyncClient made, and is closed with it."""
+
+    async def main():
+        async with _aclient(sandbox, tenant, tmp_path) as aclient:
+            gen = await aclient.images.create(**example(catalog, "pixel-1"))
+            twin = aclient._sync_twin()
+            return aclient, gen, twin, aclient.to_sync()
+
+    aclient, gen, twin, other = asyncio.run(main())
+    assert type(twin) is mediagen.Client
+    assert type(other) is mediagen.Client
+    assert twin is not other  # to_sync() makes a new one; the twin is kept for the flows
+    assert other.base_url == aclient.base_url
+    assert other.cache_dir == aclient.cache_dir
+    assert other.generations.get(gen.id).id == gen.id
+    assert twin._http.is_closed  # closed with the AsyncClient that made it
+    other.close()

@@ -23,16 +23,18 @@ HEAVY = (
 )
 
 #: every module ``import mediagen; mediagen.Client()`` loads beyond what ``import httpx;
-#: httpx.Client()`` loads: the client's settings, its retry policy and its driver. Batches,
-#: uploads, models, the journal and the resources load on the client's first call.
+#: httpx.Client()`` loads: the client's settings, its retry policy, its driver and the module
+#: declaring it beside its asyncio twin (whose driver loads, not asyncio). Batches, uploads,
+#: models, the journal and the resources load on the client's first call.
 CLIENT_STARTUP = {
     "mediagen",
     "mediagen._version",
     "mediagen.client",
+    "mediagen.client._async",
     "mediagen.client._base",
+    "mediagen.client._clients",
     "mediagen.client._config",
     "mediagen.client._errors",
-    "mediagen.client._redact",
     "mediagen.client._retry",
     "mediagen.client._sync",
 }

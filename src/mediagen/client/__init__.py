@@ -17,9 +17,14 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mediagen.client._async import AsyncClient
-    from mediagen.client._batch import BatchItem, BatchResult
+    from mediagen.client._bound import (
+        BatchItem,
+        BatchResult,
+        Generation,
+        GenerationOutput,
+    )
     from mediagen.client._budget import Budget, SpendLimit, SpendLimitExceededError, budget
+    from mediagen.client._clients import AsyncClient, Client
     from mediagen.client._config import MissingAPIKeyError
     from mediagen.client._download import DownloadError
     from mediagen.client._errors import (
@@ -50,20 +55,17 @@ if TYPE_CHECKING:
         Asset,
         Credits,
         Estimate,
-        Generation,
         GenerationErrorInfo,
-        GenerationOutput,
         MemberLimit,
         ModelInfo,
         UploadTicket,
     )
-    from mediagen.client._sync import Client
 
 #: the module of this package that defines each public name
 _HOMES = {
-    "_async": ("AsyncClient",),
     "_batch": ("BatchItem", "BatchResult"),
     "_budget": ("Budget", "SpendLimit", "SpendLimitExceededError", "budget"),
+    "_clients": ("AsyncClient", "Client"),
     "_config": ("MissingAPIKeyError",),
     "_download": ("DownloadError",),
     "_errors": (
@@ -101,7 +103,6 @@ _HOMES = {
         "ModelInfo",
         "UploadTicket",
     ),
-    "_sync": ("Client",),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 

@@ -1,70 +1,44 @@
-"""``mediagen.AsyncClient``: runs the shared flows with ``httpx.AsyncClient`` and ``await``."""
+"""The asyncio driver of ``mediagen.AsyncClient``: runs the shared flows with ``httpx.AsyncClient``
+and ``await``.
+
+Light to import (``_clients`` declares both public clients, so a ``Client()`` loads this module
+too): asyncio, the resources, the effects and the retry plans load when an ``AsyncClient`` is
+built or first called.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
-from mediagen.client import _batch
-from mediagen.client._async_resources import (
-    AsyncAudio,
-    AsyncCreditsResource,
-    AsyncGenerations,
-    AsyncImages,
-    AsyncModels,
-    AsyncUploads,
-    AsyncVideos,
-)
 from mediagen.client._base import USER_AGENT, BaseClient
-from mediagen.client._batch import BatchItem, BatchResult
 from mediagen.client._config import DEFAULT_CONCURRENCY, ssl_context
-from mediagen.client._effects import (
-    Blocking,
-    Call,
-    Emit,
-    Fetch,
-    Fetched,
-    Flow,
-    Invoke,
-    Now,
-    Put,
-    Sleep,
-)
-from mediagen.client._models import Generation
-from mediagen.client._requests import RequestSpec
 from mediagen.client._retry import Attempts, DeadlinePassed
-from mediagen.client._retry_plans import (
-    Plan,
-    Wait,
-    attempt_timeout,
-    call_plan,
-    fetch_plan,
-    put_plan,
-)
-from mediagen.client._sync import Client
-from mediagen.client._transport import (
-    check_final_status,
-    fetched,
-    file_url_path,
-    scrub_chain,
-    strip_auth,
-)
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from mediagen.client._async_resources import (
+        AsyncAudio,
+        AsyncGenerations,
+        AsyncImages,
+        AsyncVideos,
+    )
+    from mediagen.client._batch import BatchItem, BatchResult
+    from mediagen.client._effects import Fetched, Flow, Put
+    from mediagen.client._models import Generation
+    from mediagen.client._requests import RequestSpec
+    from mediagen.client._retry_plans import Plan
 
 _T = TypeVar("_T")
 
 
-class AsyncClient(BaseClient):
-    """The asyncio twin of :class:`Client`: same options, same models, awaitable methods.
-
-    ``async with mediagen.AsyncClient() as client: gen = await client.images.create(...)``;
-    ``async for g in client.generations.list(...)``; ``async for g in
-    client.generations.watch(gens)``.
-    """
+class AsyncDriver(BaseClient):
+    """What ``AsyncClient`` does (``_clients`` declares it, beside its blocking twin)."""
 
     def __init__(
         self,
@@ -75,6 +49,18 @@ class AsyncClient(BaseClient):
         sleep: Callable[[float], Any] | None = None,
         **options: Any,
     ) -> None:
+        import asyncio
+
+        from mediagen.client._async_resources import (
+            AsyncAudio,
+            AsyncCreditsResource,
+            AsyncGenerations,
+            AsyncImages,
+            AsyncModels,
+            AsyncUploads,
+            AsyncVideos,
+        )
+
         super().__init__(api_key, base_url, **options)
         self._sleep = sleep or asyncio.sleep
         self._owns_http = http_client is None
@@ -87,11 +73,11 @@ class AsyncClient(BaseClient):
                 verify=ssl_context(),
             )
         self._http = http_client
-        self._twin: Client | None = None
-        self.videos = AsyncVideos(self)
-        self.images = AsyncImages(self)
-        self.audio = AsyncAudio(self)
-        self.generations = AsyncGenerations(self)
+        self._twin: Any = None  # the blocking twin, made on demand (``_sync_twin``)
+        self.videos: AsyncVideos[Self] = AsyncVideos(self)
+        self.images: AsyncImages[Self] = AsyncImages(self)
+        self.audio: AsyncAudio[Self] = AsyncAudio(self)
+        self.generations: AsyncGenerations[Self] = AsyncGenerations(self)
         self.models = AsyncModels(self)
         self.credits = AsyncCreditsResource(self)
         self.uploads = AsyncUploads(self)
@@ -104,20 +90,11 @@ class AsyncClient(BaseClient):
 
     close = aclose
 
-    async def __aenter__(self) -> AsyncClient:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
         await self.aclose()
-
-    def to_sync(self) -> Client:
-        """A blocking ``Client`` with the same settings."""
-        return Client(_config=self._config, budget=self._budget, clock=self._clock)
-
-    def _sync_twin(self) -> Client:
-        if self._twin is None:
-            self._twin = self.to_sync()
-        return self._twin
 
     async def save(
         self, generation: Generation[Any], directory: str | Path = ".", *,
@@ -136,10 +113,14 @@ class AsyncClient(BaseClient):
         kind: str | None = None,
         concurrency: int = DEFAULT_CONCURRENCY,
         show_estimate: bool = True,
-        on_estimate: Callable[[float, list[BatchItem[AsyncClient]]], Any] | None = None,
+        on_estimate: Callable[[float, list[BatchItem[Self]]], Any] | None = None,
         max_credits: float | None = None,
-    ) -> BatchResult[AsyncClient]:
+    ) -> BatchResult[Self]:
         """As ``Client.submit_batch``: quote all, then at most ``concurrency`` submits at once."""
+        import asyncio
+
+        from mediagen.client import _batch
+
         result = await self._run(
             self._batch_prepare(
                 requests, kind, concurrency, show_estimate, on_estimate, max_credits
@@ -171,6 +152,8 @@ class AsyncClient(BaseClient):
                 error = exc
 
     async def _iterate(self, flow: Any) -> AsyncIterator[Any]:
+        from mediagen.client._effects import Emit
+
         value: Any = None
         error: BaseException | None = None
         try:
@@ -191,6 +174,10 @@ class AsyncClient(BaseClient):
             flow.close()
 
     async def _perform(self, effect: Any) -> Any:
+        import asyncio
+
+        from mediagen.client._effects import Blocking, Call, Fetch, Invoke, Now, Put, Sleep
+
         kind = type(effect)
         if kind is Call:
             return await self._call(effect.spec, effect.deadline, effect.persistent)
@@ -216,6 +203,9 @@ class AsyncClient(BaseClient):
     # --- I/O: the retry loops are plans (``_retry_plans``); these make single attempts --
 
     async def _drive(self, plan: Plan[_T], attempt: Callable[[Attempts], Awaitable[Any]]) -> _T:
+        from mediagen.client._retry_plans import Wait
+        from mediagen.client._transport import scrub_chain
+
         reply: Any = None
         error: Exception | None = None
         while True:
@@ -235,6 +225,8 @@ class AsyncClient(BaseClient):
     async def _call(
         self, spec: RequestSpec, deadline: float | None = None, persistent: bool = False
     ) -> Any:
+        from mediagen.client._retry_plans import call_plan
+
         url = self._config.base_url + spec.path
         headers = {**self._auth_headers, **spec.headers} if spec.headers else self._auth_headers
         return await self._drive(
@@ -246,6 +238,8 @@ class AsyncClient(BaseClient):
         self, spec: RequestSpec, url: str, headers: Any, tries: Attempts
     ) -> tuple[int, httpx.Headers, bytes]:
         """One attempt; with a deadline, the whole exchange (not each read) ends by it."""
+        import asyncio
+
         timeout = tries.timeout(self._config.timeout)
         limit: Any = httpx.USE_CLIENT_DEFAULT if timeout is None else httpx.Timeout(timeout)
         send = self._http.request(
@@ -264,6 +258,8 @@ class AsyncClient(BaseClient):
         return response.status_code, response.headers, response.content
 
     async def _fetch(self, url: str, temp: Path, deadline: float | None = None) -> Fetched:
+        from mediagen.client._retry_plans import fetch_plan
+
         return await self._drive(
             fetch_plan(self, url, deadline), lambda tries: self._fetch_once(url, temp, tries)
         )
@@ -273,6 +269,8 @@ class AsyncClient(BaseClient):
 
         With a deadline the whole attempt (redirects, headers, a body trickling in) ends by it:
         httpx's timeouts only bound each read."""
+        import asyncio
+
         left = tries.left()
         if left is None:
             return await self._fetch_attempt(url, temp, tries)
@@ -284,6 +282,16 @@ class AsyncClient(BaseClient):
     async def _fetch_attempt(
         self, url: str, temp: Path, tries: Attempts
     ) -> Fetched | httpx.Response:
+        import asyncio
+
+        from mediagen.client._retry_plans import attempt_timeout
+        from mediagen.client._transport import (
+            check_final_status,
+            fetched,
+            file_url_path,
+            strip_auth,
+        )
+
         request = strip_auth(self._http.build_request("GET", url, **attempt_timeout(self, tries)))
         response = await self._http.send(request, stream=True, follow_redirects=True, auth=None)
         try:
@@ -305,6 +313,9 @@ class AsyncClient(BaseClient):
             await response.aclose()
 
     async def _put(self, effect: Put) -> Any:
+        from mediagen.client._retry_plans import put_plan
+        from mediagen.client._transport import strip_auth
+
         async def attempt(tries: Attempts) -> httpx.Response:
             content = effect.source.acontent()
             request = self._http.build_request(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic
 
 from mediagen.client._deadline import within
 from mediagen.client._errors import SubmitInterrupted
@@ -25,14 +25,12 @@ from mediagen.client._resources import (
     _Resource,
     _UploadsBase,
 )
+from mediagen.client._runners import AwaitingClient, AwaitingT
 from mediagen.client._submit import read_credits
 
-if TYPE_CHECKING:
-    from mediagen.client._async import AsyncClient
 
-
-class _AsyncCreate(_Create):
-    _client: AsyncClient
+class _AsyncCreate(_Create, Generic[AwaitingT]):
+    _client: AwaitingT
 
     async def create(
         self,
@@ -43,7 +41,7 @@ class _AsyncCreate(_Create):
         estimate: bool | None = None,
         timeout: float | None = None,
         **fields: Any,
-    ) -> Generation[AsyncClient]:
+    ) -> Generation[AwaitingT]:
         """Submit a generation; returns it ``pending`` (as ``Client``'s ``create``)."""
         __tracebackhide__ = True
         flow = within(self._submit(extra_body, extra_headers, validate, estimate, fields), timeout)
@@ -53,41 +51,41 @@ class _AsyncCreate(_Create):
             raise exc.with_traceback(None) from None
 
 
-class AsyncVideos(_AsyncCreate):
+class AsyncVideos(_AsyncCreate[AwaitingT]):
     """``POST /v1/videos``."""
 
     _kind = "video"
 
 
-class AsyncImages(_AsyncCreate):
+class AsyncImages(_AsyncCreate[AwaitingT]):
     """``POST /v1/images``."""
 
     _kind = "image"
 
 
-class AsyncAudio(_AsyncCreate):
+class AsyncAudio(_AsyncCreate[AwaitingT]):
     """``POST /v1/audio`` (speech or music: the model decides)."""
 
     _kind = "audio"
 
 
-class AsyncGenerationList(_GenerationListBase):
+class AsyncGenerationList(_GenerationListBase, Generic[AwaitingT]):
     """Every generation matching the filters, following cursors (``async for g in ...``)."""
 
-    _resource: AsyncGenerations
+    _resource: AsyncGenerations[AwaitingT]
 
-    def __aiter__(self) -> AsyncIterator[Generation[AsyncClient]]:
+    def __aiter__(self) -> AsyncIterator[Generation[AwaitingT]]:
         return self._resource._client._iterate(self._flow())
 
 
-class AsyncGenerations(_GenerationsBase):
+class AsyncGenerations(_GenerationsBase, Generic[AwaitingT]):
     """``GET /v1/generations[/{id}]`` plus waiting, watching and resuming."""
 
-    _client: AsyncClient
+    _client: AwaitingT
 
     async def get(
         self, generation_id: str, *, timeout: float | None = None
-    ) -> Generation[AsyncClient]:
+    ) -> Generation[AwaitingT]:
         return await self._client._run(within(self._get(generation_id), timeout))
 
     def list(
@@ -99,7 +97,7 @@ class AsyncGenerations(_GenerationsBase):
         created_after: Any = None,
         limit: int | None = None,
         max_items: int | None = None,
-    ) -> AsyncGenerationList:
+    ) -> AsyncGenerationList[AwaitingT]:
         """``async for g in aclient.generations.list(...)``, newest first."""
         query = self._list_query(
             status=status, type=type, model=model, created_after=created_after, limit=limit
@@ -111,11 +109,11 @@ class AsyncGenerations(_GenerationsBase):
         generation: Any,
         timeout: float | None = None,
         *,
-        on_update: Callable[[Generation[AsyncClient]], Any] | None = None,
-        progress: Callable[[Generation[AsyncClient]], Any] | None = None,
+        on_update: Callable[[Generation[AwaitingT]], Any] | None = None,
+        progress: Callable[[Generation[AwaitingT]], Any] | None = None,
         poll_interval: Any = None,
         download: bool | None = None,
-    ) -> Generation[AsyncClient]:
+    ) -> Generation[AwaitingT]:
         """Poll until ``completed`` or ``failed`` and return the final Generation."""
         __tracebackhide__ = True
         try:
@@ -130,27 +128,27 @@ class AsyncGenerations(_GenerationsBase):
         generations: Iterable[Any],
         *,
         timeout: float | None = None,
-        on_update: Callable[[Generation[AsyncClient]], Any] | None = None,
+        on_update: Callable[[Generation[AwaitingT]], Any] | None = None,
         poll_interval: Any = None,
         download: bool | None = None,
-    ) -> AsyncIterator[Generation[AsyncClient]]:
+    ) -> AsyncIterator[Generation[AwaitingT]]:
         """``async for g in aclient.generations.watch(gens)``: each as it finishes."""
         flow = self._watch(generations, timeout, on_update, poll_interval, download)
         return self._client._iterate(flow)
 
-    async def recover(self) -> builtins.list[Generation[AsyncClient]]:
+    async def recover(self) -> builtins.list[Generation[AwaitingT]]:
         return await self._client._run(self._recover())
 
     async def resume(
         self, *, wait: bool = False, download: bool | None = None
-    ) -> builtins.list[Generation[AsyncClient]]:
+    ) -> builtins.list[Generation[AwaitingT]]:
         return await self._client._run(self._resume(wait, download))
 
 
 class AsyncModels(_ModelsBase):
     """The catalog: ``GET /v1/models``, ``/v1/models/{id}`` and the estimate endpoint."""
 
-    _client: AsyncClient
+    _client: AwaitingClient
 
     async def list(
         self, *, type: str | None = None, timeout: float | None = None
@@ -179,7 +177,7 @@ class AsyncModels(_ModelsBase):
 class AsyncCreditsResource(_Resource):
     """``GET /v1/credits``."""
 
-    _client: AsyncClient
+    _client: AwaitingClient
 
     async def get(self, *, timeout: float | None = None) -> Credits:
         return await self._client._run(within(read_credits(self._client), timeout))
@@ -188,7 +186,7 @@ class AsyncCreditsResource(_Resource):
 class AsyncUploads(_UploadsBase):
     """``POST /v1/uploads`` then a streamed PUT of the bytes to the signed URL."""
 
-    _client: AsyncClient
+    _client: AwaitingClient
 
     async def create(
         self, *, filename: str, content_type: str, size_bytes: int, timeout: float | None = None

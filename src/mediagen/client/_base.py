@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from mediagen._version import __version__
 from mediagen.client._config import ClientConfig, _Secret
-from mediagen.client._redact import shown_url
 from mediagen.client._retry import RetryPolicy, gate_for
 
-# The output cache, the journal, batches and budgets load when first used (see ``_sync``).
+# The output cache, the journal, batches, budgets and the URL redaction of a repr load when
+# first used (see ``_sync``).
 if TYPE_CHECKING:
     from mediagen.client._batch import BatchItem, BatchResult
     from mediagen.client._budget import Budget
@@ -124,6 +124,8 @@ class BaseClient:
         return self._budget
 
     def __repr__(self) -> str:
+        from mediagen.client._redact import shown_url
+
         return f"{type(self).__name__}(base_url={shown_url(self._config.base_url)!r})"
 
     def _save(
@@ -162,6 +164,7 @@ class BaseClient:
         self, event, kind, body, key, generation, quote, inputs=None
     ) -> dict[str, Any]:
         from mediagen.client._journal import make_record
+        from mediagen.client._redact import shown_url
 
         return make_record(
             event,

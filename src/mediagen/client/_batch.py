@@ -127,24 +127,7 @@ def prepare(
         item = BatchItem(index, request, key, item_kind, own_key=bool(own))
         items.append(item)
         try:
-            model = request.get("model")
-            if not isinstance(model, str) or not model:
-                raise ValueError("a batch request needs a 'model'")
-            entry = yield from _submit.get_model(client, model)
-            item.kind = item.kind or entry.type
-            if item.kind not in ("image", "video", "audio"):
-                raise ValueError(f"cannot tell the kind of model {model!r}; pass kind=")
-            _submit.check_fields(item.kind, request)
-            problems = _local_problems(client, entry, request, item.kind)
-            if problems:  # name the fields as the caller wrote them, before any quote
-                raise LocalValidationError(
-                    f"invalid request for model {model!r} (nothing was sent)",
-                    code="validation_error",
-                    details=problems,
-                )
-            item.estimate = yield from _submit.estimate_for_request(
-                client, {**request, "idempotency_key": key}, entry
-            )
+            item.estimate = yield from _quote_item(client, item)
         except (MediagenError, ValueError, TypeError) as exc:
             item.error = exc
     total = round(sum(i.estimate.credits_after_discount or 0.0 for i in items if i.estimate), 2)
@@ -155,13 +138,45 @@ def prepare(
             for item in items:
                 item.error = item.error or cancelled
             return BatchResult(items, total)
+    _refuse_over_limits(client, total, max_credits)
+    return BatchResult(items, total)
+
+
+def _quote_item(client: Any, item: BatchItem[Any]) -> Flow[Estimate]:
+    """Flow: one request checked (model, kind, fields) before its quote, so a mistake is named
+    as the caller wrote it and costs no request to the estimate endpoint."""
+    request = item.request
+    model = request.get("model")
+    if not isinstance(model, str) or not model:
+        raise ValueError("a batch request needs a 'model'")
+    entry = yield from _submit.get_model(client, model)
+    item.kind = item.kind or entry.type
+    if item.kind not in ("image", "video", "audio"):
+        raise ValueError(f"cannot tell the kind of model {model!r}; pass kind=")
+    _submit.check_fields(item.kind, request)
+    problems = _local_problems(client, entry, request, item.kind)
+    if problems:  # name the fields as the caller wrote them, before any quote
+        raise LocalValidationError(
+            f"invalid request for model {model!r} (nothing was sent)",
+            code="validation_error",
+            details=problems,
+        )
+    return (
+        yield from _submit.estimate_for_request(
+            client, {**request, "idempotency_key": item.idempotency_key}, entry
+        )
+    )
+
+
+def _refuse_over_limits(client: Any, total: float, max_credits: float | None) -> None:
+    """Raise ``BudgetExceededError`` if the batch's total is over ``max_credits``, the client's
+    budget or an active ``with budget(...)``: the whole batch is refused, nothing is sent."""
     limits = [(b.remaining, b.limit) for b in (*_budgets(client), *active_budgets())]
     if max_credits is not None:
         limits.append((float(max_credits), float(max_credits)))
     for remaining, limit in limits:
         if total > remaining + 1e-9:
             raise BudgetExceededError(total, remaining, limit)
-    return BatchResult(items, total)
 
 
 def _budgets(client: Any) -> tuple[Any, ...]:

@@ -8,7 +8,9 @@ Models that can act (``Generation.wait()``, ``GenerationOutput.download()``) hol
 reference to the client that made them, and name it in their type: a ``Client`` returns
 ``Generation`` (short for ``Generation[Client]``), whose methods return their values; an
 ``AsyncClient`` returns ``Generation[AsyncClient]``, whose methods return coroutines to await.
-Editors and type checkers see which, from the client the model came from.
+Editors and type checkers see which, from the client the model came from. The models are
+generic over the protocols of ``_runners`` rather than the clients above them; ``_bound`` binds
+the public names to ``Client``.
 """
 
 from __future__ import annotations
@@ -24,15 +26,14 @@ from typing_extensions import Self, TypeVar
 # the widgets and the magics import the accessors from here too
 
 if TYPE_CHECKING:
-    from mediagen.client._async import AsyncClient
-    from mediagen.client._sync import Client
+    from mediagen.client._runners import AwaitingT, BlockingClient, BlockingT
     from mediagen.pricing.catalog import Catalog
 
 TERMINAL_STATUSES = ("completed", "failed")
 
-#: the client a generation (and its outputs) acts through; a bare ``Generation`` is a blocking
-#: ``Client``'s
-ClientT = TypeVar("ClientT", default="Client")
+#: the client a generation (and its outputs) acts through; here a bare ``Generation`` is a
+#: blocking client's (the public ``mediagen.Generation`` is ``Client``'s: see ``_bound``)
+ClientT = TypeVar("ClientT", default="BlockingClient")
 
 
 def parse_datetime(value: Any) -> dt.datetime | None:
@@ -180,10 +181,10 @@ class GenerationOutput(_Model, Generic[ClientT]):
         return client._cache.lookup(self)
 
     @overload
-    def download(self: GenerationOutput[Client], path: str | Path | None = None) -> Path: ...
+    def download(self: GenerationOutput[BlockingT], path: str | Path | None = None) -> Path: ...
     @overload
     def download(
-        self: GenerationOutput[AsyncClient], path: str | Path | None = None
+        self: GenerationOutput[AwaitingT], path: str | Path | None = None
     ) -> Coroutine[Any, Any, Path]: ...
     def download(self, path: str | Path | None = None) -> Path | Coroutine[Any, Any, Path]:
         """Download into the cache (streamed, atomic) and return the local path.
@@ -194,10 +195,10 @@ class GenerationOutput(_Model, Generic[ClientT]):
         return self._download(path)
 
     @overload
-    def save(self: GenerationOutput[Client], path: str | Path = ".") -> Path: ...
+    def save(self: GenerationOutput[BlockingT], path: str | Path = ".") -> Path: ...
     @overload
     def save(
-        self: GenerationOutput[AsyncClient], path: str | Path = "."
+        self: GenerationOutput[AwaitingT], path: str | Path = "."
     ) -> Coroutine[Any, Any, Path]: ...
     def save(self, path: str | Path = ".") -> Path | Coroutine[Any, Any, Path]:
         """Save into ``path`` (a directory, or a file name) and return the saved path."""
@@ -303,12 +304,12 @@ class Generation(_Model, Generic[ClientT]):
 
     @overload
     def wait(
-        self: Generation[Client], timeout: float | None = None, **options: Any
-    ) -> Generation[Client]: ...
+        self: Generation[BlockingT], timeout: float | None = None, **options: Any
+    ) -> Generation[BlockingT]: ...
     @overload
     def wait(
-        self: Generation[AsyncClient], timeout: float | None = None, **options: Any
-    ) -> Coroutine[Any, Any, Generation[AsyncClient]]: ...
+        self: Generation[AwaitingT], timeout: float | None = None, **options: Any
+    ) -> Coroutine[Any, Any, Generation[AwaitingT]]: ...
     def wait(
         self, timeout: float | None = None, **options: Any
     ) -> Generation[Any] | Coroutine[Any, Any, Generation[Any]]:
@@ -317,22 +318,22 @@ class Generation(_Model, Generic[ClientT]):
         return self._need_client().generations.wait(self, timeout=timeout, **options)
 
     @overload
-    def refresh(self: Generation[Client]) -> Generation[Client]: ...
+    def refresh(self: Generation[BlockingT]) -> Generation[BlockingT]: ...
     @overload
     def refresh(
-        self: Generation[AsyncClient],
-    ) -> Coroutine[Any, Any, Generation[AsyncClient]]: ...
+        self: Generation[AwaitingT],
+    ) -> Coroutine[Any, Any, Generation[AwaitingT]]: ...
     def refresh(self) -> Generation[Any] | Coroutine[Any, Any, Generation[Any]]:
         """Read the current state from the service (a new Generation)."""
         return self._need_client().generations.get(self.id)
 
     @overload
     def save(
-        self: Generation[Client], directory: str | Path = ".", *, timeout: float | None = None
+        self: Generation[BlockingT], directory: str | Path = ".", *, timeout: float | None = None
     ) -> list[Path]: ...
     @overload
     def save(
-        self: Generation[AsyncClient], directory: str | Path = ".", *, timeout: float | None = None
+        self: Generation[AwaitingT], directory: str | Path = ".", *, timeout: float | None = None
     ) -> Coroutine[Any, Any, list[Path]]: ...
     def save(
         self, directory: str | Path = ".", *, timeout: float | None = None

@@ -200,24 +200,7 @@ def error_from_response(
     """
     content = redact_bytes(content, secrets)
     body = redact_value(decode_json(content), secrets)
-    code = message = trace_id = None
-    details: list[dict[str, Any]] = []
-    if isinstance(body, Mapping) and isinstance(body.get("error"), Mapping):
-        error = body["error"]
-        code = error.get("code")
-        message = error.get("message")
-        trace_id = error.get("trace_id")
-        details = [dict(d) for d in error.get("details") or [] if isinstance(d, Mapping)]
-    elif isinstance(body, Mapping) and "detail" in body:
-        detail = body["detail"]
-        if isinstance(detail, list):
-            details = [dict(d) for d in detail if isinstance(d, Mapping)]
-            message = "Request validation failed: " + "; ".join(
-                _errors.format_detail(d) for d in details[:5]
-            )
-            code = "validation_error" if status == 422 else None
-        else:
-            message = str(detail)
+    code, message, trace_id, details = _error_fields(body, status)
     if not message:
         text = content[:300].decode("utf-8", "replace").strip() if content else ""
         message = text or f"HTTP {status} with no error body"
@@ -236,12 +219,41 @@ def error_from_response(
     if cls is _errors.RateLimitError:
         kwargs["retry_after"] = parse_retry_after(_header(headers, _wire.RETRY_AFTER_HEADER))
     found = cls(message, **kwargs)
-    if isinstance(found, _errors.PaymentRequiredError) and isinstance(body, Mapping):
-        error = body.get("error")
-        if isinstance(error, Mapping):
-            found.required = _credits_figure(error.get(_wire.ERROR_REQUIRED_CREDITS))
-            found.available = _credits_figure(error.get(_wire.ERROR_AVAILABLE_CREDITS))
+    if isinstance(found, _errors.PaymentRequiredError):
+        _add_credit_figures(found, body)
     return found
+
+
+def _error_fields(body: Any, status: int) -> tuple[Any, Any, Any, list[dict[str, Any]]]:
+    """``(code, message, trace_id, details)`` read from an error body of either shape (the
+    spec's ``{"error": ...}`` or FastAPI's ``{"detail": ...}``); None where it says nothing."""
+    code = message = trace_id = None
+    details: list[dict[str, Any]] = []
+    if isinstance(body, Mapping) and isinstance(body.get("error"), Mapping):
+        error = body["error"]
+        code = error.get("code")
+        message = error.get("message")
+        trace_id = error.get("trace_id")
+        details = [dict(d) for d in error.get("details") or [] if isinstance(d, Mapping)]
+    elif isinstance(body, Mapping) and "detail" in body:
+        detail = body["detail"]
+        if isinstance(detail, list):
+            details = [dict(d) for d in detail if isinstance(d, Mapping)]
+            message = "Request validation failed: " + "; ".join(
+                _errors.format_detail(d) for d in details[:5]
+            )
+            code = "validation_error" if status == 422 else None
+        else:
+            message = str(detail)
+    return code, message, trace_id, details
+
+
+def _add_credit_figures(found: _errors.PaymentRequiredError, body: Any) -> None:
+    """A 402 states its shortfall: the credits required and available, when the body says."""
+    error = body.get("error") if isinstance(body, Mapping) else None
+    if isinstance(error, Mapping):
+        found.required = _credits_figure(error.get(_wire.ERROR_REQUIRED_CREDITS))
+        found.available = _credits_figure(error.get(_wire.ERROR_AVAILABLE_CREDITS))
 
 
 def _credits_figure(value: Any) -> float | None:

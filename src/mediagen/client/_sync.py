@@ -1,4 +1,4 @@
-"""``mediagen.Client``: runs the shared flows with a blocking ``httpx.Client``."""
+"""The blocking driver of ``mediagen.Client``: runs the shared flows with ``httpx.Client``."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from mediagen.client._config import DEFAULT_CONCURRENCY, ssl_context
 # retry plans load on a client's first call (the resources' modules bring the rest), so
 # ``import mediagen; mediagen.Client()`` stays close to ``import httpx; httpx.Client()``.
 if TYPE_CHECKING:
-    from mediagen.client._async import AsyncClient
+    from typing_extensions import Self
+
     from mediagen.client._batch import BatchItem, BatchResult
     from mediagen.client._effects import Fetched, Flow, Put
     from mediagen.client._models import Generation
@@ -38,19 +39,8 @@ if TYPE_CHECKING:
 _T = TypeVar("_T")
 
 
-class Client(BaseClient):
-    """The blocking client. ``Client(api_key=None, base_url=None, **options)``.
-
-    ``api_key`` / ``base_url`` default to ``MEDIAGEN_API_KEY`` / ``MEDIAGEN_BASE_URL``.
-    Options: ``timeout`` (s, default 60: the deadline of every API request, its retries and
-    their pauses included; methods also take their own ``timeout=``), ``max_retries`` (3),
-    ``poll_interval`` (``(2, 5)``: start and cap, or one number), ``cache_dir`` (outputs and
-    journal), ``journal`` (None: default file under the cache dir; a path; False: off),
-    ``http_client`` (your own ``httpx.Client``, e.g. with event hooks), ``validate`` (check
-    requests against the catalog before sending), ``download`` (download outputs as soon as
-    ``wait`` sees them), ``estimate`` (quote every submit first), ``budget`` (credits),
-    ``rate_limit`` (requests per second for this key).
-    """
+class SyncDriver(BaseClient):
+    """What ``Client`` does (``_clients`` declares it, beside its asyncio twin)."""
 
     def __init__(
         self,
@@ -77,25 +67,25 @@ class Client(BaseClient):
     # --- resources: built on first use ---------------------------------------------------
 
     @cached_property
-    def videos(self) -> Videos:
+    def videos(self) -> Videos[Self]:
         from mediagen.client._sync_resources import Videos
 
         return Videos(self)
 
     @cached_property
-    def images(self) -> Images:
+    def images(self) -> Images[Self]:
         from mediagen.client._sync_resources import Images
 
         return Images(self)
 
     @cached_property
-    def audio(self) -> Audio:
+    def audio(self) -> Audio[Self]:
         from mediagen.client._sync_resources import Audio
 
         return Audio(self)
 
     @cached_property
-    def generations(self) -> Generations:
+    def generations(self) -> Generations[Self]:
         from mediagen.client._sync_resources import Generations
 
         return Generations(self)
@@ -124,21 +114,11 @@ class Client(BaseClient):
         if self._owns_http:
             self._http.close()
 
-    def __enter__(self) -> Client:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
-
-    def to_async(self, **overrides: Any) -> AsyncClient:
-        """An ``AsyncClient`` with the same settings (and key); ``overrides`` change options."""
-        from mediagen.client._async import AsyncClient
-
-        config = self._config.replace(**overrides) if overrides else self._config
-        return AsyncClient(_config=config, budget=self._budget, clock=self._clock)
-
-    def _sync_twin(self) -> Client:
-        return self
 
     def save(
         self, generation: Generation[Any], directory: str | Path = ".", *,
@@ -157,9 +137,9 @@ class Client(BaseClient):
         kind: str | None = None,
         concurrency: int = DEFAULT_CONCURRENCY,
         show_estimate: bool = True,
-        on_estimate: Callable[[float, list[BatchItem[Client]]], Any] | None = None,
+        on_estimate: Callable[[float, list[BatchItem[Self]]], Any] | None = None,
         max_credits: float | None = None,
-    ) -> BatchResult[Client]:
+    ) -> BatchResult[Self]:
         """Submit many requests (dicts of body fields); one ``BatchItem`` per request, in order.
 
         Every request is quoted first and the total shown (printed, or passed to

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic
 
 from mediagen.client._deadline import within
 from mediagen.client._errors import SubmitInterrupted
@@ -27,14 +27,12 @@ from mediagen.client._resources import (
     _short_interrupts,
     _UploadsBase,
 )
+from mediagen.client._runners import BlockingClient, BlockingT
 from mediagen.client._submit import read_credits
 
-if TYPE_CHECKING:
-    from mediagen.client._sync import Client
 
-
-class _SyncCreate(_Create):
-    _client: Client
+class _SyncCreate(_Create, Generic[BlockingT]):
+    _client: BlockingT
 
     def create(
         self,
@@ -45,7 +43,7 @@ class _SyncCreate(_Create):
         estimate: bool | None = None,
         timeout: float | None = None,
         **fields: Any,
-    ) -> Generation:
+    ) -> Generation[BlockingT]:
         """Submit a generation; returns it ``pending`` (``.wait()`` for the result).
 
         Fields are the spec's body fields as keyword arguments; an unknown one raises
@@ -66,39 +64,39 @@ class _SyncCreate(_Create):
             raise exc.with_traceback(None) from None
 
 
-class Videos(_SyncCreate):
+class Videos(_SyncCreate[BlockingT]):
     """``POST /v1/videos``."""
 
     _kind = "video"
 
 
-class Images(_SyncCreate):
+class Images(_SyncCreate[BlockingT]):
     """``POST /v1/images``."""
 
     _kind = "image"
 
 
-class Audio(_SyncCreate):
+class Audio(_SyncCreate[BlockingT]):
     """``POST /v1/audio`` (speech or music: the model decides)."""
 
     _kind = "audio"
 
 
-class GenerationList(_GenerationListBase):
+class GenerationList(_GenerationListBase, Generic[BlockingT]):
     """Every generation matching the filters, following cursors (``for g in ...``)."""
 
-    _resource: Generations
+    _resource: Generations[BlockingT]
 
-    def __iter__(self) -> Iterator[Generation]:
+    def __iter__(self) -> Iterator[Generation[BlockingT]]:
         return iter(self._resource._client._iterate(self._flow()))
 
 
-class Generations(_GenerationsBase):
+class Generations(_GenerationsBase, Generic[BlockingT]):
     """``GET /v1/generations[/{id}]`` plus waiting, watching and resuming."""
 
-    _client: Client
+    _client: BlockingT
 
-    def get(self, generation_id: str, *, timeout: float | None = None) -> Generation:
+    def get(self, generation_id: str, *, timeout: float | None = None) -> Generation[BlockingT]:
         """One generation's current state."""
         return self._client._run(within(self._get(generation_id), timeout))
 
@@ -111,7 +109,7 @@ class Generations(_GenerationsBase):
         created_after: Any = None,
         limit: int | None = None,
         max_items: int | None = None,
-    ) -> GenerationList:
+    ) -> GenerationList[BlockingT]:
         """Iterate every matching generation, newest first (cursors followed for you).
 
         ``limit`` is the page size (default 100, the maximum); ``max_items`` stops early.
@@ -150,11 +148,11 @@ class Generations(_GenerationsBase):
         generation: Any,
         timeout: float | None = None,
         *,
-        on_update: Callable[[Generation], Any] | None = None,
-        progress: Callable[[Generation], Any] | None = None,
+        on_update: Callable[[Generation[BlockingT]], Any] | None = None,
+        progress: Callable[[Generation[BlockingT]], Any] | None = None,
         poll_interval: Any = None,
         download: bool | None = None,
-    ) -> Generation:
+    ) -> Generation[BlockingT]:
         """Poll until ``completed`` or ``failed`` and return the final Generation.
 
         Polls every ``poll_interval`` (client default 2 s backing off to 5 s); calls
@@ -177,10 +175,10 @@ class Generations(_GenerationsBase):
         generations: Iterable[Any],
         *,
         timeout: float | None = None,
-        on_update: Callable[[Generation], Any] | None = None,
+        on_update: Callable[[Generation[BlockingT]], Any] | None = None,
         poll_interval: Any = None,
         download: bool | None = None,
-    ) -> Iterator[Generation]:
+    ) -> Iterator[Generation[BlockingT]]:
         """Yield each generation as it finishes (completion order).
 
         Costs requests per page of the list endpoint (100 generations a page) per round, not
@@ -189,7 +187,7 @@ class Generations(_GenerationsBase):
         flow = self._watch(generations, timeout, on_update, poll_interval, download)
         return _short_interrupts(self._client._iterate(flow))
 
-    def recover(self) -> builtins.list[Generation]:
+    def recover(self) -> builtins.list[Generation[BlockingT]]:
         """Find the jobs of submits whose answer never arrived (a dropped connection, a 5xx,
         an interrupt, a crash), by their idempotency keys; read only, nothing is submitted.
 
@@ -201,7 +199,7 @@ class Generations(_GenerationsBase):
 
     def resume(
         self, *, wait: bool = False, download: bool | None = None
-    ) -> builtins.list[Generation]:
+    ) -> builtins.list[Generation[BlockingT]]:
         """Re-attach after a kernel restart: the current state of every journaled pending job,
         including those of submits whose answer was lost (:meth:`recover` runs first).
 
@@ -213,7 +211,7 @@ class Generations(_GenerationsBase):
 class Models(_ModelsBase):
     """The catalog: ``GET /v1/models``, ``/v1/models/{id}`` and the estimate endpoint."""
 
-    _client: Client
+    _client: BlockingClient
 
     def list(
         self, *, type: str | None = None, timeout: float | None = None
@@ -245,7 +243,7 @@ class Models(_ModelsBase):
 class CreditsResource(_Resource):
     """``GET /v1/credits``."""
 
-    _client: Client
+    _client: BlockingClient
 
     def get(self, *, timeout: float | None = None) -> Credits:
         """The balance, the member cap and the plan; ``timeout`` (s) is a deadline for the
@@ -256,7 +254,7 @@ class CreditsResource(_Resource):
 class Uploads(_UploadsBase):
     """``POST /v1/uploads`` then a streamed PUT of the bytes to the signed URL."""
 
-    _client: Client
+    _client: BlockingClient
 
     def create(
         self, *, filename: str, content_type: str, size_bytes: int, timeout: float | None = None

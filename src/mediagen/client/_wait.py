@@ -148,48 +148,12 @@ def watch(
 
 
 def _watch_rounds(client, pending, start, timeout, deadline, on_update, poll_interval, download):
-    # Already-terminal ones first; unknown ones (ids only) are read once to learn created_at.
-    for gid, gen in list(pending.items()):
-        if gen is None:
-            gen = yield from poll(client, gid, first_look(start, deadline))
-            pending[gid] = gen
-        if gen.done:
-            del pending[gid]
-            gen = yield from finish(client, gen, download, deadline)
-            yield Emit(gen)
+    yield from _emit_terminal_first(client, pending, start, deadline, download)
     steps = intervals(poll_interval)
     while pending:
-        elapsed = (yield Now()) - start
-        if timeout is not None and elapsed >= timeout:
-            first = next(iter(pending))
-            raise WaitTimeoutError(first, timeout, pending[first])
-        pause = next(steps)
-        if timeout is not None:
-            pause = min(pause, max(0.0, timeout - elapsed))
+        pause = yield from _next_pause(pending, start, timeout, steps)
         yield Sleep(pause)
-        fresh: dict[str, Generation[Any]] = {}
-        if len(pending) >= WATCH_LIST_MIN:
-            oldest = _oldest(g for g in pending.values() if g is not None)
-            since = None if oldest is None else oldest - dt.timedelta(milliseconds=1)
-            cursor = None
-            while True:
-                page = yield Call(
-                    _requests.list_generations(
-                        limit=_wire.PAGE_SIZE_MAX, after=cursor, created_after=since
-                    ),
-                    deadline=deadline,
-                    persistent=True,
-                )
-                for item in _requests.page_items(page):
-                    gid = item.get("id") if isinstance(item, dict) else None
-                    if gid in pending:
-                        fresh[gid] = Generation.from_dict(item, client=client)
-                cursor = _requests.page_next_cursor(page)
-                if cursor is None or len(fresh) == len(pending):
-                    break
-        for gid in pending:
-            if gid not in fresh:
-                fresh[gid] = yield from poll(client, gid, deadline)
+        fresh = yield from _read_round(client, pending, deadline)
         for gid, gen in fresh.items():
             pending[gid] = gen
             if on_update is not None:
@@ -198,3 +162,64 @@ def _watch_rounds(client, pending, start, timeout, deadline, on_update, poll_int
                 del pending[gid]
                 gen = yield from finish(client, gen, download, deadline)
                 yield Emit(gen)
+
+
+def _emit_terminal_first(client, pending, start, deadline, download):
+    """Already-terminal ones are emitted before any pause; unknown ones (ids only) are read
+    once to learn their state and ``created_at``."""
+    for gid, gen in list(pending.items()):
+        if gen is None:
+            gen = yield from poll(client, gid, first_look(start, deadline))
+            pending[gid] = gen
+        if gen.done:
+            del pending[gid]
+            gen = yield from finish(client, gen, download, deadline)
+            yield Emit(gen)
+
+
+def _next_pause(pending, start, timeout, steps):
+    """The pause before the next round, cut to the time left; past ``timeout`` the first
+    pending job's ``WaitTimeoutError``."""
+    elapsed = (yield Now()) - start
+    if timeout is not None and elapsed >= timeout:
+        first = next(iter(pending))
+        raise WaitTimeoutError(first, timeout, pending[first])
+    pause = next(steps)
+    if timeout is not None:
+        pause = min(pause, max(0.0, timeout - elapsed))
+    return pause
+
+
+def _read_round(client, pending, deadline):
+    """One round's state of every pending job: from the list endpoint's pages when there are
+    many (a page per 100 jobs, not a request per job), then one read per job still unseen."""
+    fresh: dict[str, Generation[Any]] = {}
+    if len(pending) >= WATCH_LIST_MIN:
+        yield from _read_listed(client, pending, deadline, fresh)
+    for gid in pending:
+        if gid not in fresh:
+            fresh[gid] = yield from poll(client, gid, deadline)
+    return fresh
+
+
+def _read_listed(client, pending, deadline, fresh):
+    """Pages of the generations made since the oldest pending one, into ``fresh``, until
+    every pending job was seen or the pages end."""
+    oldest = _oldest(g for g in pending.values() if g is not None)
+    since = None if oldest is None else oldest - dt.timedelta(milliseconds=1)
+    cursor = None
+    while True:
+        page = yield Call(
+            _requests.list_generations(
+                limit=_wire.PAGE_SIZE_MAX, after=cursor, created_after=since
+            ),
+            deadline=deadline,
+            persistent=True,
+        )
+        for item in _requests.page_items(page):
+            gid = item.get("id") if isinstance(item, dict) else None
+            if gid in pending:
+                fresh[gid] = Generation.from_dict(item, client=client)
+        cursor = _requests.page_next_cursor(page)
+        if cursor is None or len(fresh) == len(pending):
+            break

@@ -17,16 +17,28 @@ from mediagen.datasets._keys import row_key
 from mediagen.datasets._schema import RESULT_COLUMNS
 
 if TYPE_CHECKING:
+    from mediagen.datasets._fields import PlanError, PlanSpec
+    from mediagen.datasets._plan import Plan, generate, plan
     from mediagen.datasets._rows import run_rows
 
 __all__ = [
     "RESULT_COLUMNS",
+    "Plan",
+    "PlanError",
+    "PlanSpec",
     "col",
+    "generate",
+    "plan",
     "row_key",
     "run_rows",
 ]
 
 _LAZY = {
+    "Plan": "mediagen.datasets._plan",
+    "plan": "mediagen.datasets._plan",
+    "generate": "mediagen.datasets._plan",
+    "PlanError": "mediagen.datasets._fields",
+    "PlanSpec": "mediagen.datasets._fields",
     "run_rows": "mediagen.datasets._rows",
 }
 

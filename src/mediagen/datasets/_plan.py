@@ -164,7 +164,8 @@ class Plan:
         printed (``plan.run_id``); pass it to resume. ``retry_failed=True`` gives rows whose
         generation failed a new key (derived from the failed generation, so it too is the
         same on every re-run). The total is checked against ``budget`` and every active budget
-        before anything is sent (``BudgetExceededError``, nothing sent).
+        before anything is sent (``BudgetExceededError``, nothing sent). ``progress=False``
+        hides the progress bar.
         """
         import pandas as pd
 
@@ -178,7 +179,7 @@ class Plan:
         elif self._made_run_id:
             print(f"run_id={self.run_id!r} (pass it to run again without paying twice)")
         target = None if output_dir is None else os.fspath(output_dir)
-        with _Progress(len(rows), self.total) as bar, _ResultsFile(target) as results:
+        with _Progress(len(rows), self.total, progress) as bar, _ResultsFile(target) as results:
             parts = []
             for block in _blocks(rows, BLOCK):
                 done = run_rows(
@@ -261,10 +262,11 @@ def _with_skipped(out: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFrame:
 class _Progress:
     """One bar for the run: done / failed / spent, with the time left from the rate so far."""
 
-    def __init__(self, rows: int, total: float) -> None:
+    def __init__(self, rows: int, total: float, show: bool) -> None:
         from mediagen.display._progress import progress
 
-        self.bar = progress("Running table", total=rows, unit="row")
+        self.bar = progress("Running table", total=rows, unit="row") if show else None
+        self.done = 0
         self.total = total
         self.failed = 0
         self.spent = 0.0
@@ -273,15 +275,18 @@ class _Progress:
         if record["status"] != "completed":
             self.failed += 1
         self.spent += float(record["credits"] or 0.0)
+        self.done += 1
         message = f"{self.failed} failed, {self.spent:g} of {self.total:g} credits"
-        self.bar.advance(message=message)
+        if self.bar is not None:
+            self.bar.advance(message=message)
 
     def __enter__(self) -> _Progress:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        ok = exc[0] is None
-        self.bar.close(f"{self.bar.done} rows, {self.failed} failed, {self.spent:g} credits", ok=ok)
+        if self.bar is not None:
+            summary = f"{self.done} rows, {self.failed} failed, {self.spent:g} credits"
+            self.bar.close(summary, ok=exc[0] is None)
 
 
 class _ResultsFile:

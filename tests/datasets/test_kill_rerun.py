@@ -1,5 +1,5 @@
-"""kill -9 of a process in the middle of a table run, then the same call: each row done once,
-and the ledger charges each row once."""
+"""kill -9 (or Ctrl-C) of a process in the middle of a table run, then the same call: each row
+done once, and the ledger charges each row once."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ import textwrap
 import time
 
 import pandas as pd
+import pytest
 
 from mediagen.datasets import generate
+from process_helpers import sigint_default
 
 ROWS = 12
 
@@ -32,15 +34,18 @@ CHILD = textwrap.dedent(
 ).replace("ROWS", str(ROWS))
 
 
-def test_kill_9_mid_run_then_the_same_call_pays_each_row_once(
-    sandbox, tenant, client, charges, tmp_path
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
+def test_stopped_mid_run_then_the_same_call_pays_each_row_once(
+    sandbox, tenant, client, charges, tmp_path, stop
 ):
     env = {**os.environ, "MEDIAGEN_BASE_URL": sandbox.base_url, "MEDIAGEN_API_KEY": tenant.api_key}
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, str(tmp_path / "child-cache")],
         env=env,
         stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=sigint_default,
     )
     assert child.stdout is not None
     assert child.stdout.readline().strip() == "starting"
@@ -51,9 +56,12 @@ def test_kill_9_mid_run_then_the_same_call_pays_each_row_once(
             break
         time.sleep(0.05)
     assert not any(e["kind"] == "charge" for e in entries)
-    child.send_signal(signal.SIGKILL)
-    child.wait(timeout=10)
-    assert child.returncode == -signal.SIGKILL
+    child.send_signal(stop)
+    _, err = child.communicate(timeout=20)  # Ctrl-C stops it at once, not after the table
+    assert child.returncode != 0
+    if stop == signal.SIGINT:
+        assert "Interrupt" in err
+    assert tenant.api_key not in err
     df = pd.DataFrame({"caption": [f"item {i} [[slow:3]]" for i in range(ROWS)]})
     out = generate(df, client, model="pixel-1", prompt="{caption}", run_id="killed-run")
     assert (out["status"] == "completed").all()

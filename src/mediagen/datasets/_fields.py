@@ -14,7 +14,7 @@ from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mediagen.datasets._col import col
-from mediagen.datasets._keys import row_key
+from mediagen.datasets._keys import row_keys
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -133,8 +133,5 @@ class PlanSpec:
         import pandas as pd
 
         requests = list(self.requests(df))
-        keys = [
-            row_key(run_id, label, request)
-            for label, request in zip(df.index, requests, strict=True)
-        ]
+        keys = row_keys(run_id, df.index, requests)
         return pd.DataFrame({"request": requests, "key": keys}, index=df.index)

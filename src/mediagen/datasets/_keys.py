@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
 #: every row key starts with this, so a key in the service's history reads as a table row's
@@ -48,3 +48,10 @@ def row_key(run_id: str, label: Hashable, request: Mapping[str, Any]) -> str:
     """The idempotency key of row ``label`` of run ``run_id`` sending ``request``."""
     text = canonical({"run": str(run_id), "label": label, "request": dict(request)})
     return PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def row_keys(
+    run_id: str, labels: Iterable[Hashable], requests: Iterable[Mapping[str, Any]]
+) -> list[str]:
+    """``row_key`` of each row, labels and requests taken in step."""
+    return [row_key(run_id, label, r) for label, r in zip(labels, requests, strict=True)]

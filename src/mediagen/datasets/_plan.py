@@ -17,7 +17,7 @@ from collections.abc import Hashable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 from mediagen.datasets._fields import PlanError, PlanSpec
-from mediagen.datasets._keys import canonical, row_key
+from mediagen.datasets._keys import canonical, row_key, row_keys
 from mediagen.datasets._rows import run_rows
 from mediagen.datasets._schema import RESULT_COLUMNS
 
@@ -175,7 +175,7 @@ class Plan:
         refuse_over(self.total, _submit._budgets(self.client), budget)
         rows = self.runnable[["request", "key"]].copy()
         if run_id is not None and run_id != self.run_id:
-            rows["key"] = _keys(run_id, rows.index, rows["request"])
+            rows["key"] = row_keys(run_id, rows.index, rows["request"])
         elif self._made_run_id:
             print(f"run_id={self.run_id!r} (pass it to run again without paying twice)")
         target = None if output_dir is None else os.fspath(output_dir)
@@ -382,15 +382,11 @@ def plan(
     frame = pd.DataFrame({"request": requests, "estimate": estimates}, index=df.index)
     made = run_id is None
     run_id = "run-" + uuid.uuid4().hex[:12] if run_id is None else str(run_id)
-    frame.insert(1, "key", _keys(run_id, df.index, requests))
+    frame.insert(1, "key", row_keys(run_id, df.index, requests))
     if on_invalid == "skip":
         frame["valid"] = valid
         frame["problem"] = pd.array([t or None for t in texts], dtype="string")
     return Plan(client, spec, frame, modes, run_id, made)
-
-
-def _keys(run_id: str, labels: Any, requests: Any) -> list[str]:
-    return [row_key(run_id, label, r) for label, r in zip(labels, requests, strict=True)]
 
 
 def _price(

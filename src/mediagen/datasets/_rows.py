@@ -186,7 +186,8 @@ def run_rows(
     records: list[dict[str, Any] | None] = [None] * len(rows)
     kinds: dict[Any, str] = {}
     workers = max(1, int(concurrency))
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
         waiting: _Chunk | None = None
         offset = 0
         for part in _chunks(rows, max(CHUNK, workers)):
@@ -201,6 +202,8 @@ def run_rows(
             offset += len(part)
         if waiting is not None:
             _watch_chunk(client, waiting, labels, records, target, pool, progress)
+    finally:  # after Ctrl-C or an error, rows not yet sent stay unsent (the next call sends them)
+        pool.shutdown(wait=True, cancel_futures=True)
     frame = pd.DataFrame.from_records(
         [r if r is not None else empty_record() for r in records],
         columns=list(RESULT_COLUMNS),

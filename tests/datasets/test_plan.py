@@ -126,3 +126,19 @@ def test_a_ten_thousand_row_table_plans_with_one_quote(client):
     assert made.requests["key"].is_unique
     one = client.models.estimate_request({"model": "pixel-1", "prompt": "product 0"})
     assert made.total == pytest.approx(10_000 * one.credits_after_discount)
+
+
+def test_a_spend_limit_refuses_the_whole_table(make_client, tenant, charges, products, tmp_path):
+    limited = make_client(budget=mg.SpendLimit(daily=1, path=tmp_path / "spend.jsonl"))
+    made = plan(products, limited, model="pixel-1", prompt="{caption}")
+    assert made.total > 1
+    with pytest.raises(mg.BudgetExceededError):
+        made.run()
+    assert charges(tenant)[1] == {}
+
+
+def test_the_progress_bar_counts_rows_failures_and_spend(client, capsys):
+    df = pd.DataFrame({"p": ["fine", "bad [[fail:safety]]", "also fine"]})
+    generate(df, client, model="pixel-1", prompt="{p}", run_id="bar")
+    shown = capsys.readouterr()
+    assert "3 rows, 1 failed" in shown.err + shown.out

@@ -20,6 +20,7 @@ from mediagen.datasets._fields import PlanError, PlanSpec
 from mediagen.datasets._keys import canonical, row_key, row_keys
 from mediagen.datasets._rows import run_rows
 from mediagen.datasets._schema import RESULT_COLUMNS
+from mediagen.display._progress import format_seconds
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -266,6 +267,7 @@ class _Progress:
         from mediagen.display._progress import progress
 
         self.bar = progress("Running table", total=rows, unit="row") if show else None
+        self.rows = rows
         self.done = 0
         self.total = total
         self.failed = 0
@@ -277,6 +279,9 @@ class _Progress:
         self.spent += float(record["credits"] or 0.0)
         self.done += 1
         message = f"{self.failed} failed, {self.spent:g} of {self.total:g} credits"
+        if self.bar is not None and self.done < self.rows:
+            left = self.bar.elapsed / self.done * (self.rows - self.done)
+            message += f", ~{format_seconds(left)} left"
         if self.bar is not None:
             self.bar.advance(message=message)
 

@@ -427,11 +427,12 @@ def generate(
     output_dir: str | os.PathLike[str] | None = None,
     concurrency: int = 8,
     retry_failed: bool = False,
+    progress: bool = True,
     **fields: Any,
 ) -> pd.DataFrame:
     """``plan(df, ...)`` then ``.run(...)`` in one call."""
     made = plan(df, client, on_invalid=on_invalid, run_id=run_id, **fields)
     return made.run(
         budget=budget, output_dir=output_dir, concurrency=concurrency,
-        retry_failed=retry_failed,
+        retry_failed=retry_failed, progress=progress,
     )  # fmt: skip

@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Generic
 
 from mediagen.client import _submit
-from mediagen.client._budget import active_budgets
+from mediagen.client._budget import active_budgets, refuse_over
 from mediagen.client._effects import Flow, Invoke
-from mediagen.client._errors import BudgetExceededError, LocalValidationError, MediagenError
+from mediagen.client._errors import LocalValidationError, MediagenError
 from mediagen.client._models import ClientT, Estimate, Generation
 
 
@@ -171,12 +171,7 @@ def _quote_item(client: Any, item: BatchItem[Any]) -> Flow[Estimate]:
 def _refuse_over_limits(client: Any, total: float, max_credits: float | None) -> None:
     """Raise ``BudgetExceededError`` if the batch's total is over ``max_credits``, the client's
     budget or an active ``with budget(...)``: the whole batch is refused, nothing is sent."""
-    limits = [(b.remaining, b.limit) for b in (*_budgets(client), *active_budgets())]
-    if max_credits is not None:
-        limits.append((float(max_credits), float(max_credits)))
-    for remaining, limit in limits:
-        if total > remaining + 1e-9:
-            raise BudgetExceededError(total, remaining, limit)
+    refuse_over(total, (*_budgets(client), *active_budgets()), max_credits)
 
 
 def _budgets(client: Any) -> tuple[Any, ...]:

@@ -1,0 +1,148 @@
+"""Table runs: ``plan.run`` against the loop a user writes by hand, on one sandbox at speed 0.
+
+Prints, in one run (ratios against the baseline measured beside them):
+
+- rows/s of ``plan.run`` over ``--rows`` rows against a hand-written loop of
+  ``client.images.create`` + ``generation.wait()`` on a thread pool of the same concurrency
+  (both download every output into the client's cache). Goal >= 1.5.
+- HTTP requests per row of each (API requests, and every request including media downloads).
+  Goal <= 1.2 API requests per row.
+- peak memory (the largest resident set, ``ru_maxrss``) of a fresh process that plans and runs
+  ``--big`` rows into an ``output_dir`` against one that does ``--rows`` rows. Goal <= 1.5.
+  (Resident memory, not tracemalloc: pyarrow's buffers are allocated outside Python's.)
+
+    python benchmarks/bench_batch.py                          # 10,000 rows, 100,000 for memory
+    python benchmarks/bench_batch.py --rows 2000 --big 20000 --concurrency 8 --poll 0.1 0.5
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+#: the polling of both clients: None is the client's default (what a user gets)
+POLL: tuple[float, float] | None = None
+
+
+def _client(sandbox, api_key: str, cache: Path, counter: Counter):
+    import httpx
+
+    import mediagen
+
+    def hook(request: httpx.Request) -> None:
+        counter["api" if request.url.path.startswith("/v1/") else "other"] += 1
+
+    http = httpx.Client(timeout=60, event_hooks={"request": [hook]})
+    options = {} if POLL is None else {"poll_interval": POLL}
+    return mediagen.Client(
+        api_key=api_key, base_url=sandbox.base_url, cache_dir=cache, http_client=http, **options
+    )
+
+
+def _frame(rows: int, tag: str):
+    import pandas as pd
+
+    return pd.DataFrame({"caption": [f"{tag} product {i}" for i in range(rows)]})
+
+
+def _plan_run(sandbox, api_key, rows, concurrency, root):
+    counter: Counter = Counter()
+    client = _client(sandbox, api_key, root / "plan-cache", counter)
+    plan = _frame(rows, "plan").mediagen.plan(client, model="pixel-1", prompt="{caption}")
+    counter.clear()  # the run, not the pricing
+    start = time.perf_counter()
+    out = plan.run(run_id="bench", concurrency=concurrency, progress=False)
+    elapsed = time.perf_counter() - start
+    assert (out["status"] == "completed").all()
+    return elapsed, counter
+
+
+def _hand_loop(sandbox, api_key, rows, concurrency, root):
+    counter: Counter = Counter()
+    client = _client(sandbox, api_key, root / "loop-cache", counter)
+    prompts = list(_frame(rows, "loop")["caption"])
+
+    def one(prompt: str) -> str:
+        return str(client.images.create(model="pixel-1", prompt=prompt).wait().status)
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        statuses = list(pool.map(one, prompts))
+    elapsed = time.perf_counter() - start
+    assert set(statuses) == {"completed"}
+    return elapsed, counter
+
+
+_PEAK = """
+import resource, sys
+import pandas as pd
+import mediagen
+rows, out = int(sys.argv[1]), sys.argv[2]
+df = pd.DataFrame({"caption": [f"{out} product {i}" for i in range(rows)]})
+plan = df.mediagen.plan(model="pixel-1", prompt="{caption}")
+result = plan.run(run_id="peak", output_dir=out, progress=False)
+assert (result["status"] == "completed").all()
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"""
+
+
+def _peak(sandbox, api_key, rows, root, tag):
+    """Peak resident bytes of a fresh process planning and running ``rows`` rows."""
+    env = {
+        **os.environ,
+        "MEDIAGEN_BASE_URL": sandbox.base_url,
+        "MEDIAGEN_API_KEY": api_key,
+        "MEDIAGEN_CACHE_DIR": str(root / f"{tag}-cache"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _PEAK, str(rows), str(root / tag)],
+        env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return int(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=10_000)
+    parser.add_argument("--big", type=int, default=100_000)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument(
+        "--poll", type=float, nargs=2, default=None, metavar=("START", "CAP"),
+        help="both clients' poll_interval (default: the client's own)",
+    )  # fmt: skip
+    args = parser.parse_args()
+    global POLL
+    POLL = None if args.poll is None else (args.poll[0], args.poll[1])
+    from mediagen_sandbox.testing import running_sandbox
+
+    with tempfile.TemporaryDirectory() as tmp, running_sandbox(speed=0.0) as sandbox:
+        root = Path(tmp)
+        key = sandbox.new_tenant(balance=10_000_000).api_key
+        loop_s, loop_n = _hand_loop(sandbox, key, args.rows, args.concurrency, root)
+        plan_s, plan_n = _plan_run(sandbox, key, args.rows, args.concurrency, root)
+        polling = "the client's default" if POLL is None else f"{POLL}"
+        print(f"{args.rows} rows, concurrency {args.concurrency}, polling {polling}")
+        print(f"  hand loop : {args.rows / loop_s:8.1f} rows/s, "
+              f"{loop_n['api'] / args.rows:.2f} API + {loop_n['other'] / args.rows:.2f} "
+              "media requests/row")  # fmt: skip
+        print(f"  plan.run  : {args.rows / plan_s:8.1f} rows/s, "
+              f"{plan_n['api'] / args.rows:.2f} API + {plan_n['other'] / args.rows:.2f} "
+              "media requests/row")  # fmt: skip
+        print(f"  rows/s ratio plan.run / hand loop: {loop_s / plan_s:.2f} (goal >= 1.5)")
+        if args.big <= 0:  # --big 0: the speed and requests only
+            return
+        small = _peak(sandbox, key, args.rows, root, "small")
+        big = _peak(sandbox, key, args.big, root, "big")
+        print(f"  peak memory {args.rows} rows {small / 2**20:.1f} MiB, {args.big} rows "
+              f"{big / 2**20:.1f} MiB: ratio {big / small:.2f} (goal <= 1.5)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -155,11 +155,20 @@ def unload_ipython_extension(ipython):
     _unload(ipython)
 
 
+#: the cluster adapters, ``mediagen.dask.generate(ddf, ...)`` and ``mediagen.spark.generate(sdf,
+#: ...)``: modules of ``mediagen.datasets``, loaded (with their engine) on first use
+_CLUSTERS = ("dask", "spark")
+
+
 def __getattr__(name: str) -> Any:
     if name in __all__:  # one of the client's names (the rest are bound above)
         from mediagen import client
 
         return getattr(client, name)
+    if name in _CLUSTERS:  # mediagen.dask / mediagen.spark: a table on a cluster
+        import importlib
+
+        return importlib.import_module(f"mediagen.datasets.{name}")
     if name.startswith("_"):  # a submodule not loaded yet: the import system loads it
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from mediagen.client._errors import DEPRECATED_NAMES, deprecated_name

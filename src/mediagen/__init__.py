@@ -101,6 +101,7 @@ __all__ = [
     "WaitTimeoutError",
     "__version__",
     "budget",
+    "col",
     "compare",
     "spend_dashboard",
     "studio",
@@ -155,20 +156,76 @@ def unload_ipython_extension(ipython):
     _unload(ipython)
 
 
-#: the cluster adapters, ``mediagen.dask.generate(ddf, ...)`` and ``mediagen.spark.generate(sdf,
-#: ...)``: modules of ``mediagen.datasets``, loaded (with their engine) on first use
-_CLUSTERS = ("dask", "spark")
+def col(name: str) -> Any:
+    """A request field that takes each row's value of column ``name`` as it is (a list of
+    asset ids, a number), for ``df.mediagen.plan(...)`` (``mediagen.datasets.col``)."""
+    from mediagen.datasets._col import col as _col
+
+    return _col(name)
+
+
+class _PandasWatch:
+    """Registers ``df.mediagen`` the moment pandas is imported (pandas' own accessor
+    registration, run right after pandas loads), so ``import mediagen`` never loads pandas.
+
+    A finder on ``sys.meta_path`` that answers for ``pandas`` only: it asks the finders after
+    it for pandas' spec and wraps that loader's ``exec_module``; then it leaves the path."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "pandas":
+            return None
+        _unwatch()
+        for finder in sys.meta_path:
+            spec = getattr(finder, "find_spec", lambda *_: None)(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        run = getattr(loader, "exec_module", None)
+        if run is None:
+            return spec
+
+        def exec_module(module: Any) -> None:
+            run(module)
+            _register_accessor()
+
+        loader.exec_module = exec_module  # type: ignore[union-attr]
+        return spec
+
+
+def _unwatch() -> None:
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _PandasWatch)]
+
+
+def _register_accessor() -> None:
+    from mediagen.datasets._accessor import register
+
+    register()
+
+
+if "pandas" in sys.modules:
+    _register_accessor()
+elif not any(isinstance(f, _PandasWatch) for f in sys.meta_path):
+    sys.meta_path.insert(0, _PandasWatch())
+
+
+_CLUSTERS = {"dask": "mediagen.datasets.dask", "spark": "mediagen.datasets.spark"}
 
 
 def __getattr__(name: str) -> Any:
+    if name in _CLUSTERS:  # mediagen.dask.generate(ddf, ...), mediagen.spark.generate(sdf, ...)
+        import importlib
+
+        return importlib.import_module(_CLUSTERS[name])
+    if name == "datasets":
+        import importlib
+
+        return importlib.import_module("mediagen.datasets")
     if name in __all__:  # one of the client's names (the rest are bound above)
         from mediagen import client
 
         return getattr(client, name)
-    if name in _CLUSTERS:  # mediagen.dask / mediagen.spark: a table on a cluster
-        import importlib
-
-        return importlib.import_module(f"mediagen.datasets.{name}")
     if name.startswith("_"):  # a submodule not loaded yet: the import system loads it
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from mediagen.client._errors import DEPRECATED_NAMES, deprecated_name

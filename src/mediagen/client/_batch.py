@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Generic
 
 from mediagen.client import _submit
-from mediagen.client._budget import active_budgets
+from mediagen.client._budget import active_budgets, refuse_over
 from mediagen.client._effects import Flow, Invoke
-from mediagen.client._errors import BudgetExceededError, LocalValidationError, MediagenError
+from mediagen.client._errors import LocalValidationError, MediagenError
 from mediagen.client._models import ClientT, Estimate, Generation
 
 
@@ -155,12 +155,7 @@ def prepare(
             for item in items:
                 item.error = item.error or cancelled
             return BatchResult(items, total)
-    limits = [(b.remaining, b.limit) for b in (*_budgets(client), *active_budgets())]
-    if max_credits is not None:
-        limits.append((float(max_credits), float(max_credits)))
-    for remaining, limit in limits:
-        if total > remaining + 1e-9:
-            raise BudgetExceededError(total, remaining, limit)
+    refuse_over(total, (*_budgets(client), *active_budgets()), max_credits)
     return BatchResult(items, total)
 
 

@@ -72,6 +72,17 @@ _ACTIVE: contextvars.ContextVar[tuple[Budget, ...]] = contextvars.ContextVar(
 )
 
 
+def refuse_over(total: float, budgets: tuple[Budget, ...], max_credits: float | None) -> None:
+    """Raise :class:`BudgetExceededError` (nothing is sent) when ``total`` credits are more
+    than any of ``budgets`` has left, or more than ``max_credits``."""
+    limits = [(b.remaining, b.limit) for b in budgets]
+    if max_credits is not None:
+        limits.append((float(max_credits), float(max_credits)))
+    for remaining, limit in limits:
+        if total > remaining + 1e-9:
+            raise BudgetExceededError(total, remaining, limit)
+
+
 def active_budgets() -> tuple[Budget, ...]:
     return _ACTIVE.get()
 

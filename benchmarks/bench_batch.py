@@ -1,0 +1,116 @@
+"""Table runs: ``plan.run`` against the loop a user writes by hand, on one sandbox at speed 0.
+
+Prints, in one run (ratios against the baseline measured beside them):
+
+- rows/s of ``plan.run`` over ``--rows`` rows against a hand-written loop of
+  ``client.images.create`` + ``generation.wait()`` on a thread pool of the same concurrency
+  (both download every output into the client's cache). Goal >= 1.5.
+- HTTP requests per row of each (API requests, and every request including media downloads).
+  Goal <= 1.2 API requests per row.
+- peak Python memory (tracemalloc) of ``plan.run`` over ``--big`` rows against ``--rows`` rows.
+  Goal <= 1.5.
+
+    python benchmarks/bench_batch.py                          # 10,000 rows, 100,000 for memory
+    python benchmarks/bench_batch.py --rows 2000 --big 20000 --concurrency 8
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+import tracemalloc
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+
+def _client(sandbox, api_key: str, cache: Path, counter: Counter):
+    import httpx
+
+    import mediagen
+
+    def hook(request: httpx.Request) -> None:
+        counter["api" if request.url.path.startswith("/v1/") else "other"] += 1
+
+    http = httpx.Client(timeout=60, event_hooks={"request": [hook]})
+    return mediagen.Client(
+        api_key=api_key, base_url=sandbox.base_url, cache_dir=cache, http_client=http,
+        poll_interval=(0.1, 0.5),
+    )  # fmt: skip
+
+
+def _frame(rows: int, tag: str):
+    import pandas as pd
+
+    return pd.DataFrame({"caption": [f"{tag} product {i}" for i in range(rows)]})
+
+
+def _plan_run(sandbox, api_key, rows, concurrency, root):
+    counter: Counter = Counter()
+    client = _client(sandbox, api_key, root / "plan-cache", counter)
+    plan = _frame(rows, "plan").mediagen.plan(client, model="pixel-1", prompt="{caption}")
+    counter.clear()  # the run, not the pricing
+    start = time.perf_counter()
+    out = plan.run(run_id="bench", concurrency=concurrency, progress=False)
+    elapsed = time.perf_counter() - start
+    assert (out["status"] == "completed").all()
+    return elapsed, counter
+
+
+def _hand_loop(sandbox, api_key, rows, concurrency, root):
+    counter: Counter = Counter()
+    client = _client(sandbox, api_key, root / "loop-cache", counter)
+    prompts = list(_frame(rows, "loop")["caption"])
+
+    def one(prompt: str) -> str:
+        return str(client.images.create(model="pixel-1", prompt=prompt).wait().status)
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        statuses = list(pool.map(one, prompts))
+    elapsed = time.perf_counter() - start
+    assert set(statuses) == {"completed"}
+    return elapsed, counter
+
+
+def _peak(sandbox, api_key, rows, concurrency, root, tag):
+    counter: Counter = Counter()
+    client = _client(sandbox, api_key, root / f"{tag}-cache", counter)
+    plan = _frame(rows, tag).mediagen.plan(client, model="pixel-1", prompt="{caption}")
+    tracemalloc.start()
+    plan.run(run_id=tag, concurrency=concurrency, output_dir=root / tag, progress=False)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=10_000)
+    parser.add_argument("--big", type=int, default=100_000)
+    parser.add_argument("--concurrency", type=int, default=8)
+    args = parser.parse_args()
+    from mediagen_sandbox.testing import running_sandbox
+
+    with tempfile.TemporaryDirectory() as tmp, running_sandbox(speed=0.0) as sandbox:
+        root = Path(tmp)
+        key = sandbox.new_tenant(balance=10_000_000).api_key
+        loop_s, loop_n = _hand_loop(sandbox, key, args.rows, args.concurrency, root)
+        plan_s, plan_n = _plan_run(sandbox, key, args.rows, args.concurrency, root)
+        print(f"{args.rows} rows, concurrency {args.concurrency}")
+        print(f"  hand loop : {args.rows / loop_s:8.1f} rows/s, "
+              f"{loop_n['api'] / args.rows:.2f} API + {loop_n['other'] / args.rows:.2f} "
+              "media requests/row")  # fmt: skip
+        print(f"  plan.run  : {args.rows / plan_s:8.1f} rows/s, "
+              f"{plan_n['api'] / args.rows:.2f} API + {plan_n['other'] / args.rows:.2f} "
+              "media requests/row")  # fmt: skip
+        print(f"  rows/s ratio plan.run / hand loop: {loop_s / plan_s:.2f} (goal >= 1.5)")
+        small = _peak(sandbox, key, args.rows, args.concurrency, root, "small")
+        big = _peak(sandbox, key, args.big, args.concurrency, root, "big")
+        print(f"  peak memory {args.rows} rows {small / 2**20:.1f} MiB, {args.big} rows "
+              f"{big / 2**20:.1f} MiB: ratio {big / small:.2f} (goal <= 1.5)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

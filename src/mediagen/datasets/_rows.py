@@ -1,0 +1,209 @@
+"""The executor of a plan's rows: submit each with its key, watch them in bulk, save outputs.
+
+One function serves every engine: ``Plan.run`` calls it on chunks of the table in the user's
+process; the Dask and Spark adapters call it on each partition in a worker, with a client built
+from the worker's environment. It never raises for a row: each row's outcome is a line of the
+result frame (``RESULT_COLUMNS``), so one refused or failed row leaves the others running.
+
+Why a re-run is free: each row goes out with its own idempotency key (``_keys.row_key``), and
+the service answers a key it has seen (with the same body) with the generation it already made,
+charging nothing again. A row finished before a crash is read back from that answer; one still
+running is watched again. Rows are submitted a chunk at a time on a thread pool while the
+chunk before is watched through the bulk listing (``client.generations.watch``: one request per
+page of a hundred, not one poll per job), so memory holds at most two chunks of generations.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import datetime as dt
+import os
+from collections.abc import Callable, Hashable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mediagen.datasets._schema import RESULT_COLUMNS
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from mediagen.client import Client, Generation
+
+#: the client resource that submits each kind of model
+RESOURCE = {"image": "images", "video": "videos", "audio": "audio"}
+#: rows submitted ahead of the watch; two chunks' generations are held at most
+CHUNK = 400
+
+OnRow = Callable[[Hashable, dict[str, Any]], Any]
+
+
+def empty_record() -> dict[str, Any]:
+    return dict.fromkeys(RESULT_COLUMNS)
+
+
+def error_record(exc: BaseException) -> dict[str, Any]:
+    """A row that was not submitted (refused, or its request never arrived): no charge."""
+    record = empty_record()
+    record.update(status="error", credits=0.0, error_code=getattr(exc, "code", None) or "")
+    record["error"] = f"{type(exc).__name__}: {exc}"
+    return record
+
+
+def _latency(gen: Generation) -> float | None:
+    start, end = gen.created_at, gen.completed_at
+    if isinstance(start, dt.datetime) and isinstance(end, dt.datetime):
+        return max(0.0, (end - start).total_seconds())
+    return None
+
+
+def is_url(target: str) -> bool:
+    return "://" in target and not target.startswith("file://")
+
+
+def save_outputs(client: Client, gen: Generation, output_dir: str | None) -> str | None:
+    """The outputs of a completed generation where the caller asked (an fsspec URL, a local
+    directory, or the client's cache when None); the first one's path or URL, the others
+    joined after it with a newline."""
+    places = []
+    for output in gen.outputs:
+        if output_dir is None:
+            places.append(str(client._download_output(output, None)))
+        elif is_url(output_dir):
+            import fsspec  # optional: only a remote output_dir needs it
+
+            cached = Path(client._download_output(output, None))
+            target = output_dir.rstrip("/") + "/" + cached.name
+            with fsspec.open(target, "wb") as handle:
+                handle.write(cached.read_bytes())
+            places.append(target)
+        else:
+            directory = Path(output_dir.removeprefix("file://")).expanduser()
+            directory.mkdir(parents=True, exist_ok=True)
+            places.append(str(client._download_output(output, directory)))
+    return "\n".join(places) if places else None
+
+
+def finished_record(client: Client, gen: Generation, output_dir: str | None) -> dict[str, Any]:
+    """A row whose generation is terminal: its charge, latency, saved output or error."""
+    record = empty_record()
+    record.update(generation_id=gen.id, status=gen.status, latency_s=_latency(gen))
+    record["credits"] = float(gen.credits_charged or 0.0)
+    if gen.status == "completed":
+        try:
+            record["output"] = save_outputs(client, gen, output_dir)
+        except Exception as exc:  # the job is paid for; the row says why its file is missing
+            record.update(error_code="download_failed", error=f"{type(exc).__name__}: {exc}")
+    elif gen.error is not None:
+        record.update(error_code=gen.error.code, error=gen.error.message)
+    return record
+
+
+def _kind(client: Client, model: Any, kinds: dict[Any, str]) -> str:
+    if model not in kinds:
+        kinds[model] = str(client.models.get(str(model)).type)
+    return kinds[model]
+
+
+def submit_row(client: Client, request: dict[str, Any], key: str, kinds: dict[Any, str]) -> Any:
+    """Submit one row with its key: its generation (a new one, or the one that key made
+    already) or the exception that kept it from being sent."""
+    try:
+        kind = _kind(client, request.get("model"), kinds)
+        create = getattr(client, RESOURCE[kind]).create
+        return create(**request, idempotency_key=key, estimate=False)
+    except Exception as exc:  # one outcome per row: the frame says what went wrong
+        return exc
+
+
+def _chunks(rows: pd.DataFrame, size: int) -> Iterator[pd.DataFrame]:
+    for start in range(0, len(rows), size):
+        yield rows.iloc[start : start + size]
+
+
+class _Chunk:
+    """One chunk in flight: its positions in the frame and its submits (futures)."""
+
+    def __init__(self, offset: int, futures: list[Future[Any]]) -> None:
+        self.offset = offset
+        self.futures = futures
+
+
+def _watch_chunk(
+    client: Client,
+    chunk: _Chunk,
+    labels: list[Hashable],
+    records: list[dict[str, Any] | None],
+    output_dir: str | None,
+    pool: ThreadPoolExecutor,
+    on_row: OnRow | None,
+) -> None:
+    """Wait for a chunk's submits, watch its generations in bulk, save outputs (in the pool)
+    and fill its records."""
+    position: dict[str, int] = {}
+    gens = []
+    for i, future in enumerate(chunk.futures, start=chunk.offset):
+        outcome = future.result()
+        if isinstance(outcome, BaseException):
+            records[i] = error_record(outcome)
+            _tell(on_row, labels[i], records[i])
+        else:
+            position[outcome.id] = i
+            gens.append(outcome)
+    saving: list[tuple[int, Future[dict[str, Any]]]] = []
+    for gen in client.generations.watch(gens, download=False):
+        task = contextvars.copy_context().run
+        saving.append(
+            (position[gen.id], pool.submit(task, finished_record, client, gen, output_dir))
+        )
+    for i, future in saving:
+        records[i] = future.result()
+        _tell(on_row, labels[i], records[i])
+
+
+def _tell(on_row: OnRow | None, label: Hashable, record: dict[str, Any] | None) -> None:
+    if on_row is not None and record is not None:
+        on_row(label, record)
+
+
+def run_rows(
+    client: Client,
+    rows: pd.DataFrame,
+    *,
+    output_dir: str | os.PathLike[str] | None,
+    concurrency: int = 8,
+    progress: OnRow | None = None,
+) -> pd.DataFrame:
+    """Run ``rows`` (index: row labels; columns ``request``, a dict, and ``key``) and return
+    one result line per row, same index, exactly ``RESULT_COLUMNS``.
+
+    ``progress(label, record)`` is called as each row finishes (record: its result columns).
+    """
+    import pandas as pd
+
+    target = None if output_dir is None else os.fspath(output_dir)
+    labels = list(rows.index)
+    records: list[dict[str, Any] | None] = [None] * len(rows)
+    kinds: dict[Any, str] = {}
+    workers = max(1, int(concurrency))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        waiting: _Chunk | None = None
+        offset = 0
+        for part in _chunks(rows, max(CHUNK, workers)):
+            copy = contextvars.copy_context
+            futures = [
+                pool.submit(copy().run, submit_row, client, dict(request), str(key), kinds)
+                for request, key in zip(part["request"], part["key"], strict=True)
+            ]
+            if waiting is not None:
+                _watch_chunk(client, waiting, labels, records, target, pool, progress)
+            waiting = _Chunk(offset, futures)
+            offset += len(part)
+        if waiting is not None:
+            _watch_chunk(client, waiting, labels, records, target, pool, progress)
+    frame = pd.DataFrame.from_records(
+        [r if r is not None else empty_record() for r in records],
+        columns=list(RESULT_COLUMNS),
+    )
+    frame.index = rows.index
+    return frame.astype(RESULT_COLUMNS)

@@ -1,0 +1,51 @@
+"""``run_rows``: the executor every engine calls, against the real sandbox."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from mediagen.datasets import RESULT_COLUMNS, row_key, run_rows
+
+
+def _rows(requests, run_id="run-1", index=None):
+    index = list(range(len(requests))) if index is None else index
+    return pd.DataFrame(
+        {
+            "request": requests,
+            "key": [row_key(run_id, label, r) for label, r in zip(index, requests, strict=True)],
+        },
+        index=index,
+    )
+
+
+def test_each_row_runs_once_and_a_second_call_reads_it_back(client, tenant, charges, tmp_path):
+    requests = [{"model": "pixel-1", "prompt": f"a red fox, take {i}"} for i in range(5)]
+    rows = _rows(requests, index=list("abcde"))
+    first = run_rows(client, rows, output_dir=tmp_path / "out", concurrency=3)
+    assert list(first.columns) == list(RESULT_COLUMNS)
+    assert list(first.index) == list("abcde")
+    assert dict(first.dtypes.astype(str)) == RESULT_COLUMNS
+    assert (first["status"] == "completed").all()
+    assert all((tmp_path / "out").joinpath(p).exists() for p in first["output"])
+    again = run_rows(client, rows, output_dir=tmp_path / "out", concurrency=3)
+    assert list(again["generation_id"]) == list(first["generation_id"])
+    credits, count = charges(tenant)
+    assert set(count.values()) == {1}
+    assert sorted(credits) == sorted(first["generation_id"])
+    assert sum(credits.values()) == first["credits"].sum() > 0
+
+
+def test_a_refused_row_is_a_line_of_the_frame_not_an_exception(client, charges, tenant):
+    requests = [
+        {"model": "pixel-1", "prompt": "fine"},
+        {"model": "pixel-1", "prompt": "fails [[fail:safety]]"},
+        {"model": "no-such-model", "prompt": "x"},
+    ]
+    out = run_rows(client, _rows(requests), output_dir=None)
+    assert list(out["status"]) == ["completed", "failed", "error"]
+    assert out.loc[1, "error_code"] == "safety"
+    assert out.loc[2, "error_code"] == "not_found"
+    assert out.loc[1, "credits"] == 0.0
+    assert pd.isna(out.loc[2, "generation_id"])
+    credits, _ = charges(tenant)
+    assert sum(credits.values()) == out["credits"].sum()

@@ -20,7 +20,7 @@ import pytest
 from cluster_fixtures import cluster_tenant_fixture, dask_client_fixture  # noqa: F401  (fixtures)
 
 import mediagen
-from mediagen.datasets import RESULT_COLUMNS
+from mediagen.datasets import RESULT_COLUMNS, PlanError
 
 pytestmark = pytest.mark.cluster
 
@@ -86,8 +86,8 @@ def test_each_row_runs_once_with_the_result_columns_and_dtypes(
 def test_a_worker_killed_mid_partition_pays_nothing_twice(
     dask_client, sandbox, cluster_tenant, driver
 ):
-    rows = 120
-    ddf = _table(rows, partitions=4, slow=0.3)
+    rows = 80
+    ddf = _table(rows, partitions=4, slow=0.25)
     before = _charges(sandbox, cluster_tenant)
     result = mediagen.dask.generate(
         ddf,
@@ -147,3 +147,56 @@ def test_the_api_key_is_nowhere_in_the_graph_the_results_or_the_logs(
     logs = [dask_client.get_scheduler_logs(), *dask_client.get_worker_logs().values()]
     assert cluster_tenant.api_key not in repr(logs)
     assert (out["status"] == "completed").all()
+
+
+def _with_one_bad_row(rows: int) -> pd.DataFrame:
+    df = pd.DataFrame(
+        {
+            "sku": [f"sku-{i:05d}" for i in range(rows)],
+            "caption": [f"a vase number {i}" for i in range(rows)],
+            "resolution": ["1k"] * rows,
+        }
+    ).set_index("sku")
+    df.loc["sku-00002", "resolution"] = "9k"  # not a resolution pixel-1 has
+    return df
+
+
+def test_an_invalid_row_refuses_the_table_naming_it_or_is_skipped_when_asked(
+    dask_client, sandbox, cluster_tenant, driver
+):
+    ddf = dd.from_pandas(_with_one_bad_row(6), npartitions=2)
+    fields = {"model": "pixel-1", "prompt": "{caption}", "resolution": mediagen.col("resolution")}
+    before = sandbox.admin.ledger(cluster_tenant.org_id)["entries"]
+    with pytest.raises(PlanError, match="sku-00002") as refused:
+        mediagen.dask.generate(ddf, client=driver, **fields)
+    assert [p[:2] for p in refused.value.problems] == [("sku-00002", "resolution")]
+    assert sandbox.admin.ledger(cluster_tenant.org_id)["entries"] == before
+
+    run_id = f"dask-{uuid.uuid4()}"
+    out = mediagen.dask.generate(
+        ddf, client=driver, on_invalid="skip", run_id=run_id, **fields
+    ).compute()
+    assert list(out.index) == [f"sku-{i:05d}" for i in range(6)]
+    assert out.loc["sku-00002", "status"] == "skipped"
+    assert "resolution" in out.loc["sku-00002", "error"]
+    assert out.loc["sku-00002", "credits"] == 0.0
+    assert dict(out.dtypes.astype(str)) == RESULT_COLUMNS
+    sent = out.drop(index="sku-00002")
+    assert (sent["status"] == "completed").all()
+    _one_charge_per_row(sent, _charges(sandbox, cluster_tenant)[len(_charges_in(before)) :])
+
+
+def _charges_in(entries: list[dict]) -> list[dict]:
+    return [e for e in entries if e["kind"] == "charge"]
+
+
+def test_an_index_that_repeats_across_partitions_is_refused_with_what_to_do(
+    dask_client, sandbox, cluster_tenant, driver
+):
+    parts = [pd.DataFrame({"caption": [f"a cup {p}-{i}" for i in range(3)]}) for p in range(2)]
+    ddf = dd.concat([dd.from_pandas(part, npartitions=1) for part in parts])  # 0, 1, 2 twice
+    before = sandbox.admin.ledger(cluster_tenant.org_id)["entries"]
+    with pytest.raises(PlanError, match=r"set_index") as refused:
+        mediagen.dask.generate(ddf, model="pixel-1", prompt="{caption}", client=driver)
+    assert {p[0] for p in refused.value.problems} == {0, 1, 2}
+    assert sandbox.admin.ledger(cluster_tenant.org_id)["entries"] == before

@@ -82,7 +82,7 @@ def test_each_row_runs_once_with_its_label_and_the_result_columns(
 def test_a_task_failed_after_submitting_is_retried_and_pays_nothing_twice(
     spark, sandbox, cluster_tenant, driver, tmp_path
 ):
-    rows = 80
+    rows = 40
     sdf = _table(spark, rows, partitions=4)
     before = len(_charges(sandbox, cluster_tenant))
     failed = tmp_path / "failed"
@@ -144,3 +144,27 @@ def test_the_api_key_is_not_in_the_function_spark_ships_or_its_results(
     out = result.toPandas()
     assert cluster_tenant.api_key not in out.to_csv()
     assert (out["status"] == "completed").all()
+
+
+def test_an_invalid_row_is_skipped_by_its_label_when_asked(spark, sandbox, cluster_tenant, driver):
+    df = pd.DataFrame(
+        {
+            "sku": [f"sku-{i:05d}" for i in range(5)],
+            "caption": [f"a bowl number {i}" for i in range(5)],
+            "resolution": ["1k", "1k", "9k", "1k", "1k"],  # 9k: not a resolution pixel-1 has
+        }
+    )
+    sdf = spark.createDataFrame(df).repartition(2)
+    fields = {"model": "pixel-1", "prompt": "{caption}", "resolution": mediagen.col("resolution")}
+    with pytest.raises(ValueError, match="index="):  # the driver names skipped rows by label
+        mediagen.spark.generate(sdf, client=driver, on_invalid="skip", **fields)
+    before = len(_charges(sandbox, cluster_tenant))
+    result = mediagen.spark.generate(
+        sdf, client=driver, on_invalid="skip", index="sku", run_id=f"spark-{uuid.uuid4()}", **fields
+    )
+    out = result.toPandas().set_index("sku").sort_index()
+    assert out.loc["sku-00002", "status"] == "skipped"
+    assert "resolution" in out.loc["sku-00002", "error"]
+    sent = out.drop(index="sku-00002")
+    assert (sent["status"] == "completed").all()
+    _one_charge_per_row(sent, _charges(sandbox, cluster_tenant)[before:])

@@ -14,8 +14,9 @@ in a task graph, a pickled function, a log line or a result column.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 from mediagen.datasets._schema import RESULT_COLUMNS
 
@@ -35,17 +36,36 @@ class ClusterRun:
     run_id: str
     output_dir: str | None
     concurrency: int
+    #: the labels of rows the plan found invalid and skips (``on_invalid="skip"``): problem
+    skipped: Mapping[Hashable, str] = field(default_factory=dict)
 
     def run(self, part: pd.DataFrame) -> pd.DataFrame:
         """Run one partition (its index: the row labels) on a worker: one result line per
-        row, same index, exactly ``RESULT_COLUMNS``."""
+        row, same index, exactly ``RESULT_COLUMNS``; a skipped row is sent nowhere."""
+        import pandas as pd
+
         from mediagen.client import Client
         from mediagen.datasets._rows import run_rows
 
-        rows = self.spec.rows(part, self.run_id)
+        skip = [label in self.skipped for label in part.index]
+        sent = part[[not s for s in skip]] if any(skip) else part
+        rows = self.spec.rows(sent, self.run_id)
         with Client() as client:
             out = run_rows(client, rows, output_dir=self.output_dir, concurrency=self.concurrency)
-        return out.astype(RESULT_COLUMNS)
+        if not any(skip):
+            return out.astype(RESULT_COLUMNS)
+        labels = part.index[skip]
+        extra = pd.DataFrame.from_records(
+            [skipped_record(self.skipped[label]) for label in labels], columns=list(RESULT_COLUMNS)
+        ).set_axis(labels)
+        return pd.concat([out.astype(RESULT_COLUMNS), extra.astype(RESULT_COLUMNS)]).loc[part.index]
+
+
+def skipped_record(problem: str) -> dict[str, Any]:
+    """The result line of a row the plan skipped as invalid (as ``Plan.run`` writes it)."""
+    record: dict[str, Any] = dict.fromkeys(RESULT_COLUMNS)
+    record.update(status="skipped", credits=0.0, error_code="invalid_request", error=problem)
+    return record
 
 
 def named_columns(columns: list[str], model: str, fields: dict[str, Any]) -> list[str]:
@@ -67,6 +87,7 @@ def plan_on_driver(
     concurrency: int,
     client: Client | None,
     fields: dict[str, Any],
+    on_invalid: Literal["raise", "skip"] = "raise",
 ) -> tuple[Plan, ClusterRun]:
     """Plan and price ``frame`` (the table's named columns, on the driver) and check the total
     against ``budget`` and any active budget or spend limit: over it, it raises
@@ -75,12 +96,17 @@ def plan_on_driver(
     from mediagen.client._budget import refuse_over
     from mediagen.datasets._plan import plan
 
-    made = plan(frame, client, run_id=run_id, model=model, **fields)
+    made = plan(frame, client, on_invalid=on_invalid, run_id=run_id, model=model, **fields)
     refuse_over(made.total, _submit._budgets(made.client), budget)  # as Plan.run does
+    skipped: dict[Hashable, str] = {}
+    if "valid" in made.requests.columns:
+        invalid = made.requests[~made.requests["valid"].astype(bool)]
+        skipped = {label: str(problem) for label, problem in invalid["problem"].items()}
     run = ClusterRun(
         spec=made.spec,
         run_id=made.run_id,
         output_dir=None if output_dir is None else str(output_dir),
         concurrency=concurrency,
+        skipped=skipped,
     )
     return made, run

@@ -18,7 +18,7 @@ Each worker builds its own ``Client()`` from its environment: give the cluster
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from mediagen.datasets._cluster import ClusterRun, named_columns, plan_on_driver
 from mediagen.datasets._schema import RESULT_COLUMNS
@@ -40,13 +40,17 @@ def generate(
     output_dir: str | None = None,
     client: Client | None = None,
     concurrency: int = 8,
+    on_invalid: Literal["raise", "skip"] = "raise",
     **fields: Any,
 ) -> dd.DataFrame:
     """Plan and price ``ddf`` on the driver (refused whole when over budget), then a lazy dask
     DataFrame of results, one partition per partition of ``ddf``. ``client`` prices on the
     driver (default: ``Client()`` from the environment); the workers use their own.
     ``output_dir``: any fsspec URL (``s3://...``, ``memory://``) or a directory every worker
-    can reach."""
+    can reach. A table with invalid rows is refused whole, naming them;
+    ``on_invalid="skip"`` runs the rest and marks those ``skipped``. Each row's label is its
+    index value, so the index must not repeat (``dd.read_csv`` numbers each partition from 0:
+    ``ddf.set_index("id")`` first)."""
     run, _ = prepare(
         ddf,
         model=model,
@@ -56,6 +60,7 @@ def generate(
         client=client,
         concurrency=concurrency,
         fields=fields,
+        on_invalid=on_invalid,
     )
     return ddf.map_partitions(_run_partition, run, meta=_meta(ddf), align_dataframes=False)
 
@@ -70,10 +75,21 @@ def prepare(
     client: Client | None,
     concurrency: int,
     fields: dict[str, Any],
+    on_invalid: Literal["raise", "skip"] = "raise",
 ) -> tuple[ClusterRun, Plan]:
     """The driver's part: read the named columns, plan, price and check the budget."""
+    from mediagen.datasets._fields import PlanError
+
     named = named_columns(list(ddf.columns), model, fields)
     frame = ddf[named].compute() if named else ddf.map_partitions(_no_columns).compute()
+    if not frame.index.is_unique:
+        repeated = list(dict.fromkeys(frame.index[frame.index.duplicated()]))[:5]
+        raise PlanError(
+            "each row needs a label of its own: its key is made from it, and this dask "
+            "DataFrame's index repeats (dd.read_csv numbers each partition from 0): "
+            'ddf.set_index("id") on a column that tells rows apart',
+            [(label, "index", "this label is used by more than one row") for label in repeated],
+        )
     made, run = plan_on_driver(
         frame,
         model=model,
@@ -83,6 +99,7 @@ def prepare(
         concurrency=concurrency,
         client=client,
         fields=fields,
+        on_invalid=on_invalid,
     )
     return run, made
 

@@ -23,7 +23,7 @@ function Spark ships to them.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from mediagen.datasets._cluster import ClusterRun, named_columns, plan_on_driver
 from mediagen.datasets._schema import RESULT_COLUMNS
@@ -51,15 +51,26 @@ def generate(
     client: Client | None = None,
     concurrency: int = 8,
     index: str | None = None,
+    on_invalid: Literal["raise", "skip"] = "raise",
     **fields: Any,
 ) -> DataFrame:
     """Plan and price ``sdf`` on the driver (refused whole when over budget), then a lazy
     Spark DataFrame: the label column (``index`` or ``row_id``) and the result columns.
     ``client`` prices on the driver (default: ``Client()`` from the environment); the
     executors use their own. ``output_dir``: any fsspec URL or a directory every executor
-    can reach."""
+    can reach. A table with invalid rows is refused whole, naming them; ``on_invalid="skip"``
+    (with ``index=``, the labels the driver names them by) runs the rest and marks those
+    ``skipped``."""
+    if on_invalid == "skip" and index is None:
+        raise ValueError(
+            'on_invalid="skip" needs index=: the driver names the rows it skips by their label'
+        )
     named = named_columns(list(sdf.columns), model, fields)
-    frame = sdf.select(*named).toPandas()
+    if index is None:
+        frame = cast("pd.DataFrame", sdf.select(*named).toPandas())
+    else:  # the labels too: each must be one row's alone (its key is made from it)
+        frame = cast("pd.DataFrame", sdf.select(*dict.fromkeys([index, *named])).toPandas())
+        frame = frame.set_index(index, drop=index not in named)
     _, run = plan_on_driver(
         frame,
         model=model,
@@ -69,6 +80,7 @@ def generate(
         concurrency=concurrency,
         client=client,
         fields=fields,
+        on_invalid=on_invalid,
     )
     schema = result_schema(sdf, index)
 

@@ -200,3 +200,23 @@ def test_an_index_that_repeats_across_partitions_is_refused_with_what_to_do(
         mediagen.dask.generate(ddf, model="pixel-1", prompt="{caption}", client=driver)
     assert {p[0] for p in refused.value.problems} == {0, 1, 2}
     assert sandbox.admin.ledger(cluster_tenant.org_id)["entries"] == before
+
+
+def _saved_in_memory(root: str) -> list[str]:
+    """The files under ``root`` in this worker's fsspec memory filesystem."""
+    import fsspec
+
+    memory = fsspec.filesystem("memory")
+    return [f"memory://{path.lstrip('/')}" for path in memory.find(root)]
+
+
+def test_outputs_go_to_an_fsspec_url_from_each_worker(dask_client, driver):
+    root = f"memory://renders-{uuid.uuid4().hex}"
+    out = mediagen.dask.generate(
+        _table(4, partitions=2), model="pixel-1", prompt="{caption}", output_dir=root, client=driver
+    ).compute()
+    assert (out["status"] == "completed").all()
+    assert all(path.startswith(root + "/") for path in out["output"])
+    on_workers = dask_client.run(_saved_in_memory, root.removeprefix("memory://"))
+    saved = {path for paths in on_workers.values() for path in paths}
+    assert saved == set(out["output"])

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import pickle
 import signal
-import threading
 import time
 import uuid
 from collections import Counter
@@ -98,24 +97,17 @@ def test_a_worker_killed_mid_partition_pays_nothing_twice(
         concurrency=8,
     )
     pids = dask_client.run(os.getpid)
-    victim = next(iter(pids.values()))
-    killed = threading.Event()
-
-    def kill_when_charging() -> None:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if len(_charges(sandbox, cluster_tenant)) >= len(before) + 10:
-                os.kill(victim, signal.SIGKILL)
-                killed.set()
-                return
-            time.sleep(0.05)
-
-    killer = threading.Thread(target=kill_when_charging, daemon=True)
-    killer.start()
     future = dask_client.compute(result)
+    deadline = time.monotonic() + 60
+    while len(_charges(sandbox, cluster_tenant)) < len(before) + 10:  # rows sent and paid
+        assert time.monotonic() < deadline
+        assert not future.done()
+        time.sleep(0.05)
+    busy = [worker for worker, tasks in dask_client.processing().items() if tasks]
+    assert busy, "every partition ended before the kill"
+    victim = pids[busy[0]]
+    os.kill(victim, signal.SIGKILL)  # mid-partition: its rows are sent, some not yet done
     out = future.result(timeout=120)
-    killer.join()
-    assert killed.is_set()
     dask_client.wait_for_workers(2, timeout=60)
     assert victim not in dask_client.run(os.getpid).values()  # its nanny started a new one
     assert len(out) == rows

@@ -13,6 +13,13 @@ Prints, in one run (ratios against the baseline measured beside them):
 
     python benchmarks/bench_batch.py                          # 10,000 rows, 100,000 for memory
     python benchmarks/bench_batch.py --rows 2000 --big 20000 --concurrency 8 --poll 0.1 0.5
+
+With ``--dask`` it prints instead rows/s of ``mediagen.dask.generate`` on a ``LocalCluster`` of
+2 worker processes against ``plan.run`` in this one process, over the same ``--rows`` (each
+partition, and ``plan.run``, at ``--concurrency``); the cluster's start and the driver's pricing
+are timed apart from the run.
+
+    python benchmarks/bench_batch.py --dask --rows 10000
 """
 
 from __future__ import annotations
@@ -108,11 +115,58 @@ def _peak(sandbox, api_key, rows, root, tag):
     return int(done.stdout.strip().splitlines()[-1])
 
 
+def _dask_run(sandbox, api_key, rows, concurrency, root):
+    """Seconds to run ``rows`` on 2 Dask worker processes (compute only), and the seconds the
+    cluster took to start and the driver to price the table."""
+    import dask.dataframe as dd
+    from distributed import Client, LocalCluster
+
+    import mediagen
+
+    env = {"MEDIAGEN_API_KEY": api_key, "MEDIAGEN_BASE_URL": sandbox.base_url}
+    env["MEDIAGEN_CACHE_DIR"] = str(root / "dask-cache")
+    start = time.perf_counter()
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, env=env
+        ) as cluster,
+        Client(cluster),
+    ):
+        started = time.perf_counter()
+        ddf = dd.from_pandas(_frame(rows, "dask"), npartitions=4)
+        driver = mediagen.Client(api_key=api_key, base_url=sandbox.base_url)
+        lazy = mediagen.dask.generate(
+            ddf, model="pixel-1", prompt="{caption}", run_id="bench-dask", client=driver,
+            concurrency=concurrency,
+        )  # fmt: skip
+        planned = time.perf_counter()
+        out = lazy.compute()
+        done = time.perf_counter()
+    assert (out["status"] == "completed").all()
+    return done - planned, started - start, planned - started
+
+
+def dask_main(args) -> None:
+    from mediagen_sandbox.testing import running_sandbox
+
+    with tempfile.TemporaryDirectory() as tmp, running_sandbox(speed=0.0) as sandbox:
+        root = Path(tmp)
+        key = sandbox.new_tenant(balance=10_000_000).api_key
+        plan_s, _ = _plan_run(sandbox, key, args.rows, args.concurrency, root)
+        dask_s, start_s, price_s = _dask_run(sandbox, key, args.rows, args.concurrency, root)
+        print(f"{args.rows} rows, concurrency {args.concurrency} per process")
+        print(f"  plan.run, one process : {args.rows / plan_s:8.1f} rows/s")
+        print(f"  Dask, 2 workers       : {args.rows / dask_s:8.1f} rows/s "
+              f"(not counted: cluster start {start_s:.1f} s, pricing {price_s:.1f} s)")  # fmt: skip
+        print(f"  rows/s ratio Dask / plan.run: {plan_s / dask_s:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--big", type=int, default=100_000)
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--dask", action="store_true", help="Dask, 2 workers, vs plan.run")
     parser.add_argument(
         "--poll", type=float, nargs=2, default=None, metavar=("START", "CAP"),
         help="both clients' poll_interval (default: the client's own)",
@@ -120,6 +174,9 @@ def main() -> None:
     args = parser.parse_args()
     global POLL
     POLL = None if args.poll is None else (args.poll[0], args.poll[1])
+    if args.dask:
+        dask_main(args)
+        return
     from mediagen_sandbox.testing import running_sandbox
 
     with tempfile.TemporaryDirectory() as tmp, running_sandbox(speed=0.0) as sandbox:

@@ -64,7 +64,7 @@ def _apt_calls(log: Path) -> list[str]:
 
 
 def test_npm_already_there_is_not_asked_for(tmp_path: Path) -> None:
-    env, log = _machine(tmp_path, has=("npm",))
+    env, log = _machine(tmp_path, has=("npm", "java"))
     result = _run(env)
     assert result.returncode == 0, result.stderr
     update, install = _apt_calls(log)
@@ -75,25 +75,32 @@ def test_npm_already_there_is_not_asked_for(tmp_path: Path) -> None:
     assert "npm" not in install
 
 
-def test_both_present_installs_nothing(tmp_path: Path) -> None:
-    env, log = _machine(tmp_path, has=("npm", "chromium"))
+def test_all_present_installs_nothing(tmp_path: Path) -> None:
+    env, log = _machine(tmp_path, has=("npm", "chromium", "java"))
     result = _run(env)
     assert result.returncode == 0, result.stderr
     assert log.read_text() == ""
     assert "nothing to do" in result.stdout
 
 
-def test_both_missing_are_installed_with_one_update(tmp_path: Path) -> None:
+def test_all_missing_are_installed_with_one_update(tmp_path: Path) -> None:
     env, log = _machine(tmp_path, has=())
     result = _run(env)
     assert result.returncode == 0, result.stderr
     calls = _apt_calls(log)
     assert [c.split()[2] for c in calls] == ["update", "install"]
-    assert calls[1].split()[-2:] == ["chromium", "npm"]
+    assert calls[1].split()[-3:] == ["chromium", "npm", "default-jre-headless"]
+
+
+def test_a_missing_java_is_installed_for_spark(tmp_path: Path) -> None:
+    env, log = _machine(tmp_path, has=("npm", "chromium"))
+    result = _run(env)
+    assert result.returncode == 0, result.stderr
+    assert _apt_calls(log)[-1].split()[-1] == "default-jre-headless"
 
 
 def test_not_root_goes_through_sudo(tmp_path: Path) -> None:
-    env, log = _machine(tmp_path, has=("chromium",), root=False)
+    env, log = _machine(tmp_path, has=("chromium", "java"), root=False)
     result = _run(env)
     assert result.returncode == 0, result.stderr
     lines = log.read_text().splitlines()

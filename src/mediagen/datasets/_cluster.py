@@ -1,0 +1,112 @@
+"""What the Dask and Spark adapters share: the plan made on the driver, the run sent to the
+workers, and what each worker does with its part of the table.
+
+The driver reads only the columns the fields name, plans and prices the whole table with the
+service's estimates and checks the budget, all before any generation task exists. What travels
+to the workers is a :class:`ClusterRun`: the plan's picklable spec (model and fields, no
+credentials), the run id, the output place and the concurrency. A worker rebuilds its rows'
+requests from that spec and derives each row's key from the run id, its label and its request
+(the same on every machine, so a task retried after its worker died sends the same keys and
+the service charges nothing again), then runs them with ``run_rows`` through a ``Client()``
+made from the worker's own environment. The API key is never an argument of a task: it is not
+in a task graph, a pickled function, a log line or a result column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from mediagen.datasets._schema import RESULT_COLUMNS
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from mediagen.client import Client
+    from mediagen.datasets._fields import PlanSpec
+    from mediagen.datasets._plan import Plan
+
+
+@dataclass(frozen=True)
+class ClusterRun:
+    """Everything a worker needs to run its rows of one plan (picklable; no API key)."""
+
+    spec: PlanSpec
+    run_id: str
+    output_dir: str | None
+    concurrency: int
+    #: the labels of rows the plan found invalid and skips (``on_invalid="skip"``): problem
+    skipped: Mapping[Hashable, str] = field(default_factory=dict)
+
+    def run(self, part: pd.DataFrame) -> pd.DataFrame:
+        """Run one partition (its index: the row labels) on a worker: one result line per
+        row, same index, exactly ``RESULT_COLUMNS``; a skipped row is sent nowhere."""
+        import pandas as pd
+
+        from mediagen.client import Client
+        from mediagen.datasets._rows import run_rows
+
+        skip = [label in self.skipped for label in part.index]
+        sent = part[[not s for s in skip]] if any(skip) else part
+        rows = self.spec.rows(sent, self.run_id)
+        with Client() as client:
+            out = run_rows(client, rows, output_dir=self.output_dir, concurrency=self.concurrency)
+        if not any(skip):
+            return out.astype(RESULT_COLUMNS)
+        labels = part.index[skip]
+        extra = pd.DataFrame.from_records(
+            [skipped_record(self.skipped[label]) for label in labels], columns=list(RESULT_COLUMNS)
+        ).set_axis(labels)
+        return pd.concat([out.astype(RESULT_COLUMNS), extra.astype(RESULT_COLUMNS)]).loc[part.index]
+
+
+def skipped_record(problem: str) -> dict[str, Any]:
+    """The result line of a row the plan skipped as invalid (as ``Plan.run`` writes it)."""
+    record: dict[str, Any] = dict.fromkeys(RESULT_COLUMNS)
+    record.update(status="skipped", credits=0.0, error_code="invalid_request", error=problem)
+    return record
+
+
+def named_columns(columns: list[str], model: str, fields: dict[str, Any]) -> list[str]:
+    """The table's columns the fields read (templates' placeholders, ``col`` names): all the
+    driver has to fetch to plan and price the table."""
+    from mediagen.datasets._fields import PlanSpec
+
+    wanted = set(PlanSpec({"model": model, **fields}).columns())
+    return [name for name in columns if name in wanted]
+
+
+def plan_on_driver(
+    frame: pd.DataFrame,
+    *,
+    model: str,
+    budget: float | None,
+    run_id: str | None,
+    output_dir: str | None,
+    concurrency: int,
+    client: Client | None,
+    fields: dict[str, Any],
+    on_invalid: Literal["raise", "skip"] = "raise",
+) -> tuple[Plan, ClusterRun]:
+    """Plan and price ``frame`` (the table's named columns, on the driver) and check the total
+    against ``budget`` and any active budget or spend limit: over it, it raises
+    :class:`~mediagen.BudgetExceededError` before any task exists."""
+    from mediagen.client import _submit
+    from mediagen.client._budget import refuse_over
+    from mediagen.datasets._plan import plan
+
+    made = plan(frame, client, on_invalid=on_invalid, run_id=run_id, model=model, **fields)
+    refuse_over(made.total, _submit._budgets(made.client), budget)  # as Plan.run does
+    skipped: dict[Hashable, str] = {}
+    if "valid" in made.requests.columns:
+        invalid = made.requests[~made.requests["valid"].astype(bool)]
+        skipped = {label: str(problem) for label, problem in invalid["problem"].items()}
+    run = ClusterRun(
+        spec=made.spec,
+        run_id=made.run_id,
+        output_dir=None if output_dir is None else str(output_dir),
+        concurrency=concurrency,
+        skipped=skipped,
+    )
+    return made, run

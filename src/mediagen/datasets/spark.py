@@ -1,0 +1,123 @@
+"""A table on Spark: ``mediagen.spark.generate(sdf, model=..., prompt="{caption}")``.
+
+The same fields and result columns as ``df.mediagen.generate``, run with ``mapInPandas``. On the
+driver, at call time: the columns the fields name are read, every row is checked and priced
+with the service's estimates and the total is checked against ``budget=`` and any active
+budget or spend limit; over it, :class:`~mediagen.BudgetExceededError` and no generation task is
+launched. What comes back is a lazy Spark DataFrame, as every Spark transformation returns: an
+action (``.toPandas()``, ``.write.parquet(...)``, ``.count()``) runs it on the executors.
+
+A Spark DataFrame has no index, so a row's label (what its idempotency key is derived from,
+with the run id and its request) is the ``index=`` column when given — an id such as ``sku``,
+the same however the table is read again — else its position: the partition number and the
+row's place in it (as ``monotonically_increasing_id``), the same for a retried task but not for
+a table read with other partitions. The result has the label column first (``index=``'s name,
+or ``row_id``), then the result columns. A task retried after it failed, or an action run twice,
+sends the same keys, so the service charges nothing again.
+
+Each executor builds its own ``Client()`` from its environment: set ``MEDIAGEN_API_KEY`` with
+``spark.executorEnv.MEDIAGEN_API_KEY`` (or the executors' environment). The key is never in the
+function Spark ships to them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from mediagen.datasets._cluster import ClusterRun, named_columns, plan_on_driver
+from mediagen.datasets._schema import RESULT_COLUMNS
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
+
+    from mediagen.client import Client
+
+#: the label column when the table has none of its own
+ROW_ID = "row_id"
+#: row_id = partition number << 33 | place in the partition (as monotonically_increasing_id)
+_PARTITION_SHIFT = 33
+
+
+def generate(
+    sdf: DataFrame,
+    *,
+    model: str,
+    budget: float | None = None,
+    run_id: str | None = None,
+    output_dir: str | None = None,
+    client: Client | None = None,
+    concurrency: int = 8,
+    index: str | None = None,
+    on_invalid: Literal["raise", "skip"] = "raise",
+    **fields: Any,
+) -> DataFrame:
+    """Plan and price ``sdf`` on the driver (refused whole when over budget), then a lazy
+    Spark DataFrame: the label column (``index`` or ``row_id``) and the result columns.
+    ``client`` prices on the driver (default: ``Client()`` from the environment); the
+    executors use their own. ``output_dir``: any fsspec URL or a directory every executor
+    can reach. A table with invalid rows is refused whole, naming them; ``on_invalid="skip"``
+    (with ``index=``, the labels the driver names them by) runs the rest and marks those
+    ``skipped``."""
+    if on_invalid == "skip" and index is None:
+        raise ValueError(
+            'on_invalid="skip" needs index=: the driver names the rows it skips by their label'
+        )
+    named = named_columns(list(sdf.columns), model, fields)
+    if index is None:
+        frame = cast("pd.DataFrame", sdf.select(*named).toPandas())
+    else:  # the labels too: each must be one row's alone (its key is made from it)
+        frame = cast("pd.DataFrame", sdf.select(*dict.fromkeys([index, *named])).toPandas())
+        frame = frame.set_index(index, drop=index not in named)
+    _, run = plan_on_driver(
+        frame,
+        model=model,
+        budget=budget,
+        run_id=run_id,
+        output_dir=output_dir,
+        concurrency=concurrency,
+        client=client,
+        fields=fields,
+        on_invalid=on_invalid,
+    )
+    schema = result_schema(sdf, index)
+
+    def run_batches(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        yield from _run_batches(batches, run, index)
+
+    return sdf.mapInPandas(run_batches, schema=schema)
+
+
+def _run_batches(
+    batches: Iterator[pd.DataFrame], run: ClusterRun, index: str | None
+) -> Iterator[pd.DataFrame]:
+    """One task's batches, on an executor: each batch's rows run, labelled, in order."""
+    import pandas as pd
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    base = (context.partitionId() if context is not None else 0) << _PARTITION_SHIFT
+    place = 0
+    for batch in batches:
+        if index is not None:
+            batch = batch.set_index(index, drop=False)
+        else:
+            batch.index = pd.RangeIndex(base + place, base + place + len(batch), name=ROW_ID)
+        place += len(batch)
+        out = run.run(batch)
+        out.insert(0, index or ROW_ID, batch.index.to_numpy())
+        yield out.reset_index(drop=True)
+
+
+def result_schema(sdf: DataFrame, index: str | None) -> StructType:
+    """The label column (its own type, or a long ``row_id``), then ``RESULT_COLUMNS``."""
+    from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
+
+    spark_type = {"string": StringType(), "float64": DoubleType()}
+    label = sdf.schema[index] if index is not None else StructField(ROW_ID, LongType(), False)
+    return StructType(
+        [label]
+        + [StructField(name, spark_type[dtype], True) for name, dtype in RESULT_COLUMNS.items()]
+    )

@@ -1,0 +1,82 @@
+"""Real local clusters for the cluster tests: one Dask ``LocalCluster`` and one Spark session.
+
+Each is session-scoped (a cluster takes seconds to start) and imported by the one test module
+that uses it (``from cluster_fixtures import dask_client_fixture``; its name in a test is
+``dask_client``). Both are given the tenant's API key through the workers' environment only, the
+way a user's cluster gets it: ``LocalCluster(env=...)`` (which a restarted worker keeps) and the
+executors' inherited environment plus ``spark.executorEnv``. The key is never an argument of a
+task, so a check of the task graph can find it missing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture(scope="session", name="cluster_tenant")
+def cluster_tenant_fixture(sandbox) -> Any:
+    """One tenant for the whole cluster session: its key is in the workers' environment, and
+    each test tells its rows apart by a fresh run id (and reads the ledger per generation)."""
+    return sandbox.new_tenant(balance=100_000.0)
+
+
+def _worker_env(sandbox, tenant) -> dict[str, str]:
+    return {
+        "MEDIAGEN_API_KEY": tenant.api_key,
+        "MEDIAGEN_BASE_URL": sandbox.base_url,
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+    }
+
+
+@pytest.fixture(scope="session", name="dask_client")
+def dask_client_fixture(sandbox, cluster_tenant) -> Iterator[Any]:
+    """A ``distributed.Client`` on a real ``LocalCluster``: 2 worker processes under nannies
+    (a killed worker is restarted and its tasks computed again)."""
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(
+        n_workers=2,
+        threads_per_worker=2,
+        processes=True,
+        dashboard_address=None,
+        host="127.0.0.1",
+        env=_worker_env(sandbox, cluster_tenant),
+    )
+    client = Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+@pytest.fixture(scope="session", name="spark")
+def spark_fixture(sandbox, cluster_tenant) -> Iterator[Any]:
+    """A ``SparkSession`` on ``local[2,4]``: 2 task threads, up to 4 attempts per task (plain
+    ``local[2]`` never retries a failed task). The Python workers run this interpreter."""
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    builder = (
+        SparkSession.builder.master("local[2,4]")
+        .appName("mediagen-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.host", "127.0.0.1")
+    )
+    for name, value in _worker_env(sandbox, cluster_tenant).items():
+        builder = builder.config(f"spark.executorEnv.{name}", value)
+    session = builder.getOrCreate()
+    try:
+        yield session
+    finally:
+        session.stop()

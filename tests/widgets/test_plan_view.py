@@ -3,6 +3,7 @@ static fallback carries the same ones, and a plan shows the widget only where on
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import subprocess
@@ -17,6 +18,7 @@ from nbconvert import HTMLExporter
 import mediagen as mg
 from mediagen.datasets import plan
 from mediagen.display._html import credits_text
+from mediagen.display._progress import format_seconds
 from mediagen.widgets.plan import PlanView
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -147,3 +149,23 @@ def test_in_a_kernel_a_plan_is_a_widget_and_its_snapshot_is_the_static_html(
     page, _ = HTMLExporter().from_notebook_node(notebook)
     assert f"{total} credits</b> for 3 rows" in page
     assert "a chair" in page
+
+
+def test_with_enough_history_the_view_shows_the_time_and_failures_forecast(make_client, tenant):
+    client = make_client(tenant)
+    made = [client.images.create(model="pixel-1", prompt="a lighthouse") for _ in range(5)]
+    made.append(client.images.create(model="pixel-1", prompt="refused [[fail:safety]]"))
+    list(client.generations.watch(made, timeout=60, download=False))
+    client.generations.to_dataframe()  # the local history store, synced
+    table = products(4).drop(columns="model")
+    planned = plan(table, client, model="pixel-1", prompt="{caption}")
+    expected = planned.forecast()
+    view = PlanView(planned)
+
+    assert expected.p50_seconds is not None
+    assert view.forecast["enough"] is True
+    assert view.forecast["p50"] == format_seconds(expected.p50_seconds)
+    assert view.forecast["p90"] == format_seconds(expected.p90_seconds)
+    assert view.forecast["failures"] == pytest.approx(4 / 6)
+    assert "all done in about" in view.forecast["summary"]
+    assert view.forecast["summary"] in html.unescape(view.snapshot_html())

@@ -14,6 +14,8 @@ PLAN_CELL = """\
 import pandas as pd
 import mediagen as mg
 
+client = mg.Client(cache_dir=CACHE_DIR)  # a history store of its own: none yet
+
 table = pd.DataFrame(
     {
         "caption": ["a teapot", "a lamp", "a chair", "a kettle", "a vase", "a stool", "a rug"],
@@ -22,13 +24,18 @@ table = pd.DataFrame(
     index=[f"sku-{n}" for n in range(7)],
 )
 made = table.mediagen.plan(
-    model=mg.col("model"), prompt="{caption}", on_invalid="skip", run_id="catalog-v1"
+    client, model=mg.col("model"), prompt="{caption}", on_invalid="skip", run_id="catalog-v1"
 )
 made"""
 
 
+def with_cache(cell: str, tmp_path) -> str:
+    """``cell`` with a cache (and so a history store) of the test's own."""
+    return cell.replace("CACHE_DIR", repr(str(tmp_path / "cache")))
+
+
 def test_a_plan_shows_its_total_and_first_rows_in_both_themes(lab, tmp_path, axe_js):  # noqa: F811
-    notebook = lab.open("plan.ipynb", [PLAN_CELL])
+    notebook = lab.open("plan.ipynb", [with_cache(PLAN_CELL, tmp_path)])
     seen_before = len(lab.console)
     notebook.run_cell(0)
     notebook.wait_cell_done(0)
@@ -73,6 +80,42 @@ def test_a_plan_shows_its_total_and_first_rows_in_both_themes(lab, tmp_path, axe
         assert axe_violations(lab.page, axe_js, view) == []
     assert background != light
 
+    assert_clean(notebook)
+    errors = [m for m in lab.console[seen_before:] if m.startswith("error")]
+    assert not errors, errors
+
+
+HISTORY_CELL = """\
+import pandas as pd
+import mediagen as mg
+
+client = mg.Client(cache_dir=CACHE_DIR, poll_interval=0.05)
+jobs = [client.images.create(model="pixel-1", prompt="a lighthouse") for _ in range(5)]
+jobs.append(client.images.create(model="pixel-1", prompt="refused [[fail:safety]]"))
+list(client.generations.watch(jobs, timeout=60, download=False))
+client.generations.to_dataframe()  # the local history store, synced
+table = pd.DataFrame({"caption": ["a teapot", "a lamp", "a chair"]})
+made = table.mediagen.plan(client, model="pixel-1", prompt="{caption}")
+made"""
+
+
+def test_with_history_the_plan_shows_its_time_and_failures_forecast(lab, tmp_path):
+    notebook = lab.open("plan-history.ipynb", [with_cache(HISTORY_CELL, tmp_path)])
+    index = 0
+    seen_before = len(lab.console)
+    notebook.run_cell(index)
+    notebook.wait_cell_done(index)
+    view = notebook.output(index).locator(".mg-plan")
+    forecast = kernel_json(
+        notebook,
+        "(lambda f: [mg.display._progress.format_seconds(f.p50_seconds),"
+        " mg.display._progress.format_seconds(f.p90_seconds), f.expected_failures])"
+        "(made.forecast())",
+    )
+    p50, p90, failures = forecast
+    expect(view.locator(".mg-plan-forecast")).to_have_text(
+        f"About {p50} (p90 {p90}) · {f'{failures:.2f}'.rstrip('0').rstrip('.')} failures expected"
+    )
     assert_clean(notebook)
     errors = [m for m in lab.console[seen_before:] if m.startswith("error")]
     assert not errors, errors

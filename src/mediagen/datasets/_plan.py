@@ -148,6 +148,27 @@ class Plan:
 
         return plan_html(self)
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
+        """In a notebook the widget view (with its snapshot as HTML), else the static HTML."""
+        from mediagen.datasets import _display_hook
+
+        view = _display_hook.view(self)
+        if view is None:
+            return {"text/plain": repr(self), "text/html": self._repr_html_()}
+        return view._repr_mimebundle_()
+
+    def _ipython_display_(self) -> None:
+        """In a notebook the widget and its snapshot output; elsewhere the static HTML."""
+        from IPython.display import display
+
+        from mediagen.datasets import _display_hook
+
+        view = _display_hook.view(self)
+        if view is None:
+            display({"text/plain": repr(self), "text/html": self._repr_html_()}, raw=True)
+        else:
+            view._ipython_display_()
+
     def run(
         self,
         *,

@@ -12,8 +12,17 @@ from mediagen.display._html import box, credits_text, escape, plural
 SAMPLE_ROWS = 5
 
 
-def plan_html(plan: Any) -> str:
-    """``plan``: a ``Plan`` (read by its public parts only, so this module sits below it)."""
+def forecast_text(plan: Any) -> str:
+    """The forecast's one line, or why there is none (no history store yet: the plan shows)."""
+    try:
+        return str(plan.forecast().summary())
+    except Exception as exc:
+        return f"Forecast: not available ({type(exc).__name__})"
+
+
+def plan_html(plan: Any, forecast: str | None = None) -> str:
+    """``plan``: a ``Plan`` (read by its public parts only, so this module sits below it);
+    ``forecast``: its forecast's line when the caller has it already."""
     runnable = plan.runnable
     skipped = len(plan.requests) - len(runnable)
     head = (
@@ -32,9 +41,22 @@ def plan_html(plan: Any) -> str:
         "<table><tr><th>model</th><th>mode</th><th>rows</th><th>credits</th></tr>"
         f"{per_model}</table>"
     )
-    try:
-        forecast = escape(plan.forecast().summary())
-    except Exception as exc:  # no history store yet: the plan still shows
-        forecast = escape(f"Forecast: not available ({type(exc).__name__})")
+    forecast = escape(forecast_text(plan) if forecast is None else forecast)
     sample = plan.requests.drop(columns=["key"]).head(SAMPLE_ROWS).to_html()
-    return box("Table plan", head + table + f"<div>{forecast}</div>" + sample, kind="plan")
+    invalid = "".join(
+        f"<li><code>{escape(str(label))}</code>: {escape(str(problem))}</li>"
+        for label, problem in invalid_rows(plan)[:SAMPLE_ROWS]
+    )
+    body = head + table + f"<div>{forecast}</div>" + sample
+    if invalid:
+        body += f"<div>Skipped (invalid):</div><ul>{invalid}</ul>"
+    return box("Table plan", body, kind="plan")
+
+
+def invalid_rows(plan: Any) -> list[tuple[Any, str]]:
+    """The rows ``on_invalid="skip"`` left out: each label with what is wrong with it."""
+    requests = plan.requests
+    if "valid" not in requests.columns:
+        return []
+    skipped = requests[~requests["valid"].astype(bool)]
+    return [(label, str(problem)) for label, problem in skipped["problem"].items()]

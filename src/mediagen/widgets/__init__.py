@@ -17,6 +17,7 @@ _EXPORTS = {
     "LiveEstimate": "mediagen.widgets.estimate",
     "MediaPlayer": "mediagen.widgets.player",
     "ModelPicker": "mediagen.widgets.picker",
+    "PlanView": "mediagen.widgets.plan",
     "compare": "mediagen.widgets._compare",
     "RequestForm": "mediagen.widgets.form",
     "Service": "mediagen.widgets._service",

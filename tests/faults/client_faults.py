@@ -227,3 +227,23 @@ def example_request(sandbox, tenant, model: str) -> dict:
 def reserves(sandbox, org_id: str) -> list[dict]:
     """The organization's ledger reservations: one per job the service created."""
     return [e for e in sandbox.admin.ledger(org_id)["entries"] if e.get("kind") == "reserve"]
+
+
+def timed(call: Callable[[], object], limit: float) -> tuple[float, BaseException | None, bool]:
+    """Run ``call`` on a thread and give it ``limit`` seconds: (seconds taken, what it raised,
+    whether it ended at all). A call that ignores its deadline leaves the test here instead of
+    hanging the suite."""
+    outcome: dict = {}
+
+    def run() -> None:
+        started = time.monotonic()
+        try:
+            call()
+        except BaseException as exc:
+            outcome["error"] = exc
+        outcome["took"] = time.monotonic() - started
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(limit)
+    return outcome.get("took", float("inf")), outcome.get("error"), not thread.is_alive()

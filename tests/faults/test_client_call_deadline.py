@@ -9,10 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 
 import pytest
-from client_faults import FakeServer, Relay, Reply, SilentServer, example_request, reserves, submits
+from client_faults import (
+    FakeServer,
+    Relay,
+    Reply,
+    SilentServer,
+    example_request,
+    reserves,
+    submits,
+    timed,
+)
 
 import mediagen
 
@@ -30,21 +38,9 @@ UNAVAILABLE = Reply(
 def _timed(call) -> tuple[float, BaseException | None]:
     """Run ``call`` on a thread; (seconds taken, what it raised). An unbounded call fails here
     instead of hanging the suite."""
-    outcome: dict = {}
-
-    def run() -> None:
-        started = time.monotonic()
-        try:
-            call()
-        except BaseException as exc:
-            outcome["error"] = exc
-        outcome["took"] = time.monotonic() - started
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(TIMEOUT + MARGIN + 20)
-    assert not thread.is_alive(), "the call was still running long after its deadline"
-    return outcome["took"], outcome.get("error")
+    took, error, ended = timed(call, TIMEOUT + MARGIN + 20)
+    assert ended, "the call was still running long after its deadline"
+    return took, error
 
 
 def _credits(url: str, tmp_path, asynchronous: bool, call_timeout: float | None, **options):

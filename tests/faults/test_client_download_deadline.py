@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
-import time
 from pathlib import Path
 
 import pytest
-from client_faults import FakeServer, Reply
+from client_faults import FakeServer, Reply, timed
 
 import mediagen
 
@@ -65,21 +63,7 @@ def slow():
 
 
 def _timed(call) -> tuple[float, BaseException | None, bool]:
-    """Run ``call`` on a thread; (seconds taken, what it raised, whether it ended at all)."""
-    outcome: dict = {}
-
-    def run() -> None:
-        started = time.monotonic()
-        try:
-            call()
-        except BaseException as exc:
-            outcome["error"] = exc
-        outcome["took"] = time.monotonic() - started
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(TIMEOUT + MARGIN + 10)  # an unbounded download is still running here
-    return outcome.get("took", float("inf")), outcome.get("error"), not thread.is_alive()
+    return timed(call, TIMEOUT + MARGIN + 10)  # an unbounded download is still running then
 
 
 def _files(root: Path) -> list[Path]:

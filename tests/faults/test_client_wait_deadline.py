@@ -10,7 +10,7 @@ import threading
 import time
 
 import pytest
-from client_faults import FakeServer, Relay, Reply, SilentServer
+from client_faults import FakeServer, Relay, Reply, SilentServer, timed
 
 import mediagen
 
@@ -21,21 +21,7 @@ MARGIN = 2.0
 
 
 def _timed(call) -> tuple[float, BaseException | None, bool]:
-    """Run ``call`` on a thread; (seconds taken, what it raised, whether it ended at all)."""
-    outcome: dict = {}
-
-    def run() -> None:
-        started = time.monotonic()
-        try:
-            call()
-        except BaseException as exc:
-            outcome["error"] = exc
-        outcome["took"] = time.monotonic() - started
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(TIMEOUT + MARGIN + 10)  # an old, unbounded wait is still blocked here
-    return outcome.get("took", float("inf")), outcome.get("error"), not thread.is_alive()
+    return timed(call, TIMEOUT + MARGIN + 10)  # an old, unbounded wait is still blocked then
 
 
 @pytest.mark.parametrize("client_timeout", [None, 3.0, 0.5])

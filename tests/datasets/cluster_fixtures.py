@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+import mediagen
 
 
 @pytest.fixture(scope="session", name="cluster_tenant")
@@ -80,3 +83,25 @@ def spark_fixture(sandbox, cluster_tenant) -> Iterator[Any]:
         yield session
     finally:
         session.stop()
+
+
+@pytest.fixture(name="driver")
+def driver_fixture(sandbox, cluster_tenant) -> Iterator[Any]:
+    """The driver's client: prices the table (the workers and executors make their own)."""
+    with mediagen.Client(api_key=cluster_tenant.api_key, base_url=sandbox.base_url) as client:
+        yield client
+
+
+def charge_entries(sandbox, tenant) -> list[dict]:
+    """The tenant's ledger charges, oldest first (a test slices off those made before it)."""
+    return [e for e in sandbox.admin.ledger(tenant.org_id)["entries"] if e["kind"] == "charge"]
+
+
+def assert_one_charge_per_row(out: Any, new_charges: list[dict]) -> None:
+    """Every result row's generation was charged exactly once, and the charges add up to the
+    result's ``credits``."""
+    per_generation = Counter(e["generation_id"] for e in new_charges)
+    assert out["generation_id"].is_unique
+    assert set(per_generation) == set(out["generation_id"])
+    assert set(per_generation.values()) == {1}
+    assert sum(e["amount"] for e in new_charges) == pytest.approx(out["credits"].sum())

@@ -11,28 +11,22 @@ import pickle
 import signal
 import time
 import uuid
-from collections import Counter
 
 import dask.dataframe as dd
 import pandas as pd
 import pytest
-from cluster_fixtures import cluster_tenant_fixture, dask_client_fixture  # noqa: F401  (fixtures)
+from cluster_fixtures import (  # noqa: F401  (fixtures)
+    assert_one_charge_per_row,
+    charge_entries,
+    cluster_tenant_fixture,
+    dask_client_fixture,
+    driver_fixture,
+)
 
 import mediagen
 from mediagen.datasets import RESULT_COLUMNS, PlanError
 
 pytestmark = pytest.mark.cluster
-
-
-@pytest.fixture
-def driver(sandbox, cluster_tenant):
-    """The driver's client: prices the table (the workers make their own)."""
-    with mediagen.Client(api_key=cluster_tenant.api_key, base_url=sandbox.base_url) as client:
-        yield client
-
-
-def _charges(sandbox, tenant) -> list[dict]:
-    return [e for e in sandbox.admin.ledger(tenant.org_id)["entries"] if e["kind"] == "charge"]
 
 
 def _table(rows: int, partitions: int, slow: float = 0.0) -> dd.DataFrame:
@@ -47,19 +41,11 @@ def _table(rows: int, partitions: int, slow: float = 0.0) -> dd.DataFrame:
     return dd.from_pandas(df, npartitions=partitions)
 
 
-def _one_charge_per_row(out: pd.DataFrame, new_charges: list[dict]) -> None:
-    per_generation = Counter(e["generation_id"] for e in new_charges)
-    assert out["generation_id"].is_unique
-    assert set(per_generation) == set(out["generation_id"])
-    assert set(per_generation.values()) == {1}
-    assert sum(e["amount"] for e in new_charges) == pytest.approx(out["credits"].sum())
-
-
 def test_each_row_runs_once_with_the_result_columns_and_dtypes(
     dask_client, sandbox, cluster_tenant, driver, tmp_path
 ):
     ddf = _table(12, partitions=3)
-    before = len(_charges(sandbox, cluster_tenant))
+    before = len(charge_entries(sandbox, cluster_tenant))
     result = mediagen.dask.generate(
         ddf,
         model="pixel-1",
@@ -69,17 +55,17 @@ def test_each_row_runs_once_with_the_result_columns_and_dtypes(
         client=driver,
     )
     assert isinstance(result, dd.DataFrame)  # lazy: nothing ran yet
-    assert len(_charges(sandbox, cluster_tenant)) == before
+    assert len(charge_entries(sandbox, cluster_tenant)) == before
     out = result.compute()
     assert list(out.columns) == list(RESULT_COLUMNS)
     assert dict(out.dtypes.astype(str)) == RESULT_COLUMNS
     assert list(out.index) == list(ddf.index.compute())
     assert (out["status"] == "completed").all()
     assert all(os.path.exists(path) for path in out["output"])
-    _one_charge_per_row(out, _charges(sandbox, cluster_tenant)[before:])
+    assert_one_charge_per_row(out, charge_entries(sandbox, cluster_tenant)[before:])
     again = result.compute()  # computed twice: read back, paid once
     assert list(again["generation_id"]) == list(out["generation_id"])
-    assert len(_charges(sandbox, cluster_tenant)) == before + len(out)
+    assert len(charge_entries(sandbox, cluster_tenant)) == before + len(out)
 
 
 def test_a_worker_killed_mid_partition_pays_nothing_twice(
@@ -87,7 +73,7 @@ def test_a_worker_killed_mid_partition_pays_nothing_twice(
 ):
     rows = 80
     ddf = _table(rows, partitions=4, slow=0.25)
-    before = _charges(sandbox, cluster_tenant)
+    before = charge_entries(sandbox, cluster_tenant)
     result = mediagen.dask.generate(
         ddf,
         model="pixel-1",
@@ -99,7 +85,7 @@ def test_a_worker_killed_mid_partition_pays_nothing_twice(
     pids = dask_client.run(os.getpid)
     future = dask_client.compute(result)
     deadline = time.monotonic() + 60
-    while len(_charges(sandbox, cluster_tenant)) < len(before) + 10:  # rows sent and paid
+    while len(charge_entries(sandbox, cluster_tenant)) < len(before) + 10:  # rows sent and paid
         assert time.monotonic() < deadline
         assert not future.done()
         time.sleep(0.05)
@@ -112,7 +98,7 @@ def test_a_worker_killed_mid_partition_pays_nothing_twice(
     assert victim not in dask_client.run(os.getpid).values()  # its nanny started a new one
     assert len(out) == rows
     assert (out["status"] == "completed").all()
-    _one_charge_per_row(out, _charges(sandbox, cluster_tenant)[len(before) :])
+    assert_one_charge_per_row(out, charge_entries(sandbox, cluster_tenant)[len(before) :])
 
 
 def test_over_budget_the_table_is_refused_whole_before_any_task(
@@ -175,7 +161,9 @@ def test_an_invalid_row_refuses_the_table_naming_it_or_is_skipped_when_asked(
     assert dict(out.dtypes.astype(str)) == RESULT_COLUMNS
     sent = out.drop(index="sku-00002")
     assert (sent["status"] == "completed").all()
-    _one_charge_per_row(sent, _charges(sandbox, cluster_tenant)[len(_charges_in(before)) :])
+    assert_one_charge_per_row(
+        sent, charge_entries(sandbox, cluster_tenant)[len(_charges_in(before)) :]
+    )
 
 
 def _charges_in(entries: list[dict]) -> list[dict]:

@@ -7,12 +7,17 @@ each test tells its rows apart by a fresh run id and reads the ledger before and
 from __future__ import annotations
 
 import uuid
-from collections import Counter
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from cluster_fixtures import cluster_tenant_fixture, spark_fixture  # noqa: F401  (fixtures)
+from cluster_fixtures import (  # noqa: F401  (fixtures)
+    assert_one_charge_per_row,
+    charge_entries,
+    cluster_tenant_fixture,
+    driver_fixture,
+    spark_fixture,
+)
 from pyspark import TaskContext
 from pyspark.sql.types import DoubleType, StringType
 
@@ -20,17 +25,6 @@ import mediagen
 from mediagen.datasets import RESULT_COLUMNS
 
 pytestmark = pytest.mark.cluster
-
-
-@pytest.fixture
-def driver(sandbox, cluster_tenant):
-    """The driver's client: prices the table (the executors make their own)."""
-    with mediagen.Client(api_key=cluster_tenant.api_key, base_url=sandbox.base_url) as client:
-        yield client
-
-
-def _charges(sandbox, tenant) -> list[dict]:
-    return [e for e in sandbox.admin.ledger(tenant.org_id)["entries"] if e["kind"] == "charge"]
 
 
 def _table(spark, rows: int, partitions: int):
@@ -44,19 +38,11 @@ def _table(spark, rows: int, partitions: int):
     return spark.createDataFrame(df).repartition(partitions)
 
 
-def _one_charge_per_row(out: pd.DataFrame, new_charges: list[dict]) -> None:
-    per_generation = Counter(e["generation_id"] for e in new_charges)
-    assert out["generation_id"].is_unique
-    assert set(per_generation) == set(out["generation_id"])
-    assert set(per_generation.values()) == {1}
-    assert sum(e["amount"] for e in new_charges) == pytest.approx(out["credits"].sum())
-
-
 def test_each_row_runs_once_with_its_label_and_the_result_columns(
     spark, sandbox, cluster_tenant, driver, tmp_path
 ):
     sdf = _table(spark, 10, partitions=2)
-    before = len(_charges(sandbox, cluster_tenant))
+    before = len(charge_entries(sandbox, cluster_tenant))
     result = mediagen.spark.generate(
         sdf,
         model="pixel-1",
@@ -66,7 +52,7 @@ def test_each_row_runs_once_with_its_label_and_the_result_columns(
         output_dir=str(tmp_path / "renders"),
         client=driver,
     )
-    assert len(_charges(sandbox, cluster_tenant)) == before  # lazy: nothing ran yet
+    assert len(charge_entries(sandbox, cluster_tenant)) == before  # lazy: nothing ran yet
     spark_types = {"string": StringType(), "float64": DoubleType()}
     assert [(f.name, f.dataType) for f in result.schema.fields] == [
         ("sku", StringType()),
@@ -76,7 +62,7 @@ def test_each_row_runs_once_with_its_label_and_the_result_columns(
     assert sorted(out["sku"]) == [f"sku-{i:05d}" for i in range(10)]
     assert (out["status"] == "completed").all()
     assert all(Path(path).exists() for path in out["output"])
-    _one_charge_per_row(out, _charges(sandbox, cluster_tenant)[before:])
+    assert_one_charge_per_row(out, charge_entries(sandbox, cluster_tenant)[before:])
 
 
 def test_a_task_failed_after_submitting_is_retried_and_pays_nothing_twice(
@@ -84,7 +70,7 @@ def test_a_task_failed_after_submitting_is_retried_and_pays_nothing_twice(
 ):
     rows = 40
     sdf = _table(spark, rows, partitions=4)
-    before = len(_charges(sandbox, cluster_tenant))
+    before = len(charge_entries(sandbox, cluster_tenant))
     failed = tmp_path / "failed"
     result = mediagen.spark.generate(
         sdf, model="pixel-1", prompt="{caption}", run_id=f"spark-{uuid.uuid4()}", client=driver
@@ -105,7 +91,7 @@ def test_a_task_failed_after_submitting_is_retried_and_pays_nothing_twice(
     assert len(out) == rows
     assert out["row_id"].is_unique
     assert (out["status"] == "completed").all()
-    _one_charge_per_row(out, _charges(sandbox, cluster_tenant)[before:])
+    assert_one_charge_per_row(out, charge_entries(sandbox, cluster_tenant)[before:])
 
 
 def test_over_budget_the_table_is_refused_whole_before_any_task(
@@ -158,7 +144,7 @@ def test_an_invalid_row_is_skipped_by_its_label_when_asked(spark, sandbox, clust
     fields = {"model": "pixel-1", "prompt": "{caption}", "resolution": mediagen.col("resolution")}
     with pytest.raises(ValueError, match="index="):  # the driver names skipped rows by label
         mediagen.spark.generate(sdf, client=driver, on_invalid="skip", **fields)
-    before = len(_charges(sandbox, cluster_tenant))
+    before = len(charge_entries(sandbox, cluster_tenant))
     result = mediagen.spark.generate(
         sdf, client=driver, on_invalid="skip", index="sku", run_id=f"spark-{uuid.uuid4()}", **fields
     )
@@ -167,4 +153,4 @@ def test_an_invalid_row_is_skipped_by_its_label_when_asked(spark, sandbox, clust
     assert "resolution" in out.loc["sku-00002", "error"]
     sent = out.drop(index="sku-00002")
     assert (sent["status"] == "completed").all()
-    _one_charge_per_row(sent, _charges(sandbox, cluster_tenant)[before:])
+    assert_one_charge_per_row(sent, charge_entries(sandbox, cluster_tenant)[before:])

@@ -9,7 +9,8 @@ import pickle
 import pytest
 
 import mediagen
-from mediagen.client import _requests, _wire
+from mediagen.client import _requests
+from mediagen.wire import _names as _wire
 
 
 def test_submit_puts_the_idempotency_key_in_header_and_body():

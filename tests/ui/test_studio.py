@@ -238,3 +238,41 @@ def test_the_kernel_stays_responsive_while_a_job_is_pending(lab, lab_tenant, tmp
     for path in outputs:
         head = base64.b64encode(path.read_bytes()[:48]).decode()
         assert head not in text, f"{path.name} bytes were saved into the notebook"
+
+
+def test_the_studio_lays_the_picker_beside_the_form_and_stacks_them_when_narrow(lab, tmp_path):
+    """One CSS grid: two columns in a wide notebook, one column when the output is narrow."""
+    notebook = lab.open("layout.ipynb", [studio_cell(tmp_path / "cache")])
+    notebook.run_all()
+    studio = notebook.output(0)
+    studio.locator(".mg-picker [role=option]").first.wait_for(timeout=JOB_TIMEOUT)
+    pick(studio, "Image", "pixel-1")
+    parts = {
+        name: studio.locator(f".mg-studio-{name}").first for name in ("picker", "form", "estimate")
+    }
+
+    def boxes() -> dict[str, dict[str, float]]:
+        found = {name: part.bounding_box() for name, part in parts.items()}
+        assert all(found.values()), f"every part on screen: {found}"
+        return found  # type: ignore[return-value]
+
+    wide = boxes()
+    assert wide["picker"]["x"] + wide["picker"]["width"] <= wide["form"]["x"], wide
+    assert abs(wide["picker"]["y"] - wide["form"]["y"]) < 2, "side by side, tops aligned"
+    assert wide["form"]["y"] + wide["form"]["height"] <= wide["estimate"]["y"], wide
+    assert abs(wide["form"]["x"] - wide["estimate"]["x"]) < 2, "the estimate under the form"
+
+    size = lab.page.viewport_size
+    lab.page.set_viewport_size({"width": 560, "height": size["height"]})
+    try:
+        expect(parts["picker"]).to_be_visible()
+        lab.page.wait_for_function(
+            """([picker, form]) => picker.getBoundingClientRect().bottom
+                   <= form.getBoundingClientRect().top""",
+            arg=[parts["picker"].element_handle(), parts["form"].element_handle()],
+        )
+        narrow = boxes()
+        assert abs(narrow["picker"]["x"] - narrow["form"]["x"]) < 2, "one column"
+        assert narrow["form"]["width"] <= 560
+    finally:
+        lab.page.set_viewport_size(size)

@@ -42,3 +42,27 @@ def test_the_catalog_is_on_its_way_before_the_cell_that_builds_the_studio_return
     assert {"pixel-1", "vidra-2"} <= ids
     assert not studio.picker.loading
     assert not studio.picker.error
+
+
+#: widget models a studio makes before its first paint: the page creates each one (anywidget
+#: imports each anywidget's module) before the studio is on screen
+FIRST_PAINT_MODELS = 20
+
+
+def test_the_studio_is_built_from_few_widget_models(make_client, tenant):
+    from ipywidgets.widgets.widget import _instances
+
+    service = Service(make_client(tenant))
+    before = set(_instances)
+
+    async def cell() -> Studio:
+        studio = Studio(service=service, history=False)
+        await studio.ready
+        return studio
+
+    studio = run(cell())
+    made = sorted(type(_instances[k]).__name__ for k in set(_instances) - before)
+    assert len(made) <= FIRST_PAINT_MODELS, f"{len(made)} models: {made}"
+    # the layout is CSS (mediagen.css: .mg-studio), not nested boxes
+    assert [type(child).__name__ for child in studio.children].count("VBox") == 1  # the jobs
+    assert not any(name in {"HBox", "GridBox"} for name in made), made

@@ -68,7 +68,6 @@ class Studio(StaticFallback, ipywidgets.VBox):
         )
         #: the forecast for the estimated request, from the user's own history
         self.forecast = ipywidgets.HTML()
-        self.forecast.add_class("mg-studio-forecast")
         self._forecasts = 0  # latest wins: only the newest request's forecast is shown
         self._history_synced = False
         self.jobs = ipywidgets.VBox()
@@ -86,17 +85,29 @@ class Studio(StaticFallback, ipywidgets.VBox):
         self.save_folder.observe(self._on_save_folder, names="value")
         #: the latest generation that finished in this studio (None until one does)
         self.last: Any = None
-        self.picker.layout = ipywidgets.Layout(
-            flex="1 1 280px", min_width="260px", max_width="420px"
+        # One grid, laid out by mediagen.css (.mg-studio): the picker on the left beside the
+        # form, estimate and forecast, everything else full width. Every container or Layout
+        # is one more model the page must create before the studio is on screen, so the grid
+        # is CSS, not nested boxes.
+        for part, name in (
+            (self.picker, "picker"),
+            (self.form, "form"),
+            (self.estimate, "estimate"),
+            (self.forecast, "forecast"),
+        ):
+            part.add_class(f"mg-studio-{name}")
+        super().__init__(
+            [
+                self.meter,
+                self.picker,
+                self.form,
+                self.estimate,
+                self.forecast,
+                self.save_folder,
+                self.jobs,
+                self.gallery,
+            ]
         )
-        right = ipywidgets.VBox(
-            [self.form, self.estimate, self.forecast],
-            layout=ipywidgets.Layout(flex="2 1 360px", min_width="320px"),
-        )
-        right.add_class("mg-studio-right")
-        top = ipywidgets.HBox([self.picker, right], layout=ipywidgets.Layout(flex_flow="row wrap"))
-        top.add_class("mg-studio-top")
-        super().__init__([self.meter, top, self.save_folder, self.jobs, self.gallery])
         self.add_class("mg-studio")
         self.picker.observe(self._on_model, names="value")
         self.estimate.on_submitted(self._on_submitted)

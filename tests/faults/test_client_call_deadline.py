@@ -8,6 +8,7 @@ deadline reports its idempotency key, and sending it again charges nothing more.
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 
 import pytest
@@ -150,3 +151,116 @@ def test_a_submit_past_its_deadline_reports_its_key_and_is_charged_once(sandbox,
     assert TIMEOUT * 0.9 <= took < TIMEOUT + MARGIN
     assert again.idempotency_key == error.idempotency_key
     assert len(reserves(sandbox, tenant.org_id)) == 1  # charged once
+
+
+def _hung_put_service() -> tuple[FakeServer, threading.Event]:
+    """A service whose upload registration answers at once and whose signed upload URL (on
+    the same server) takes the bytes and then never answers until released."""
+    release = threading.Event()
+
+    def respond(request):
+        if request.method == "POST" and request.path.startswith("/v1/uploads"):
+            server_url = f"http://{request.headers['Host']}"
+            ticket = {
+                "asset_id": "asset-hung",
+                "upload_url": f"{server_url}/files/uploads/asset-hung",
+                "required_headers": {"Content-Type": "image/png"},
+                "status": "pending",
+            }
+            return Reply(201, {"Content-Type": "application/json"}, json.dumps(ticket).encode())
+        release.wait(30)  # the PUT: never answered within the call
+        return Reply(200, {"Content-Type": "application/json"}, b'{"status": "ready"}')
+
+    return FakeServer(respond), release
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("source", ["bytes", "path"])
+def test_an_upload_ends_by_its_timeout_when_the_signed_url_never_answers(
+    tmp_path, asynchronous, source
+):
+    png = b"\x89PNG\r\n\x1a\n" + bytes(4096)
+    path = tmp_path / "frame.png"
+    path.write_bytes(png)
+    what = png if source == "bytes" else path
+    settings = {"api_key": "mg-test-key", "cache_dir": tmp_path, "journal": False}
+    server, release = _hung_put_service()
+
+    def blocking() -> None:
+        with mediagen.Client(base_url=server.url, **settings) as client:
+            client.uploads.upload(what, filename="frame.png", timeout=TIMEOUT)
+
+    async def awaited() -> None:
+        async with mediagen.AsyncClient(base_url=server.url, **settings) as client:
+            await client.uploads.upload(what, filename="frame.png", timeout=TIMEOUT)
+
+    try:
+        took, error = _timed((lambda: asyncio.run(awaited())) if asynchronous else blocking)
+        puts = [r for r in server.seen if r.method == "PUT"]
+    finally:
+        release.set()
+        server.down()
+    assert puts, "the bytes were sent to the signed URL"
+    assert isinstance(error, mediagen.APITimeoutError), error
+    assert str(error).startswith("PUT http://"), error
+    assert "/files/uploads/asset-hung got no answer within its 2 s deadline" in str(error)
+    assert TIMEOUT * 0.9 <= took < TIMEOUT + MARGIN
+
+
+CALLS_ON_A_HUNG_SERVICE = {
+    "generations.list": lambda c: list(c.generations.list(timeout=TIMEOUT)),
+    "models.estimate_many": lambda c: c.models.estimate_many(
+        [{"model": "pixel-1", "prompt": "a fox"}], timeout=TIMEOUT
+    ),
+}
+
+
+@pytest.mark.parametrize("call", list(CALLS_ON_A_HUNG_SERVICE))
+def test_every_call_ends_by_its_timeout_when_the_service_hangs(tmp_path, call):
+    with SilentServer() as silent:
+        client = mediagen.Client(
+            api_key="mg-test-key", base_url=silent.url, cache_dir=tmp_path, journal=False
+        )
+        try:
+            took, error = _timed(lambda: CALLS_ON_A_HUNG_SERVICE[call](client))
+        finally:
+            client.close()
+    assert isinstance(error, mediagen.APITimeoutError), error
+    assert TIMEOUT * 0.9 <= took < TIMEOUT + MARGIN
+
+
+@pytest.mark.parametrize("call", ["recover", "resume"])
+def test_recover_and_resume_end_by_their_timeout_when_the_service_hangs(
+    sandbox, tenant, tmp_path, call
+):
+    """A journaled job (resume) and a lost submit (recover) need the service; it hangs: the
+    call ends at its deadline, and the journal still holds both for the next try."""
+    lost, hung = threading.Event(), threading.Event()
+    relay = Relay(sandbox.base_url, drop=lambda request: submits(request) and lost.is_set())
+    forward = relay.respond
+
+    def maybe_hung(request):
+        if hung.is_set():
+            threading.Event().wait(30)  # the service never answers from here on
+            return None
+        return forward(request)
+
+    relay.respond = maybe_hung
+    client = mediagen.Client(api_key=tenant.api_key, base_url=relay.url, cache_dir=tmp_path,
+                             max_retries=1)  # fmt: skip
+    request = example_request(sandbox, tenant, "pixel-1")
+    try:
+        pending = client.images.create(**{**request, "prompt": "a slow fox [[slow:30]]"})
+        lost.set()
+        with pytest.raises(mediagen.APIConnectionError) as unanswered:
+            client.images.create(**{**request, "prompt": "a lost fox"})
+        hung.set()
+        took, error = _timed(lambda: getattr(client.generations, call)(timeout=TIMEOUT))
+        journaled = client.generations.pending()
+    finally:
+        client.close()
+        relay.close()
+    assert isinstance(error, mediagen.APITimeoutError), error
+    assert TIMEOUT * 0.9 <= took < TIMEOUT + MARGIN
+    assert pending.id in {r.get("generation_id") for r in journaled}, "kept for the next try"
+    assert unanswered.value.idempotency_key in {r.get("idempotency_key") for r in journaled}

@@ -313,14 +313,27 @@ class AsyncDriver(BaseClient):
             await response.aclose()
 
     async def _put(self, effect: Put) -> Any:
-        from mediagen.client._retry_plans import put_plan
+        from mediagen.client._retry_plans import attempt_timeout, put_plan
         from mediagen.client._transport import strip_auth
 
         async def attempt(tries: Attempts) -> httpx.Response:
             content = effect.source.acontent()
+            if not isinstance(content, bytes) and tries.deadline is not None:
+                content = _until_deadline(content, tries)
             request = self._http.build_request(
-                "PUT", effect.url, content=content, headers=effect.headers
+                "PUT",
+                effect.url,
+                content=content,
+                headers=effect.headers,
+                **attempt_timeout(self, tries),
             )
             return await self._http.send(strip_auth(request), auth=None)
 
-        return await self._drive(put_plan(self, effect.url), attempt)
+        return await self._drive(put_plan(self, effect.url, effect.deadline), attempt)
+
+
+async def _until_deadline(chunks: AsyncIterator[bytes], tries: Attempts) -> AsyncIterator[bytes]:
+    """The chunks of an upload, stopped at the call's deadline (as in the blocking driver)."""
+    async for chunk in chunks:
+        tries.left()
+        yield chunk

@@ -97,12 +97,13 @@ class AsyncGenerations(_GenerationsBase, Generic[AwaitingT]):
         created_after: Any = None,
         limit: int | None = None,
         max_items: int | None = None,
+        timeout: float | None = None,
     ) -> AsyncGenerationList[AwaitingT]:
         """``async for g in aclient.generations.list(...)``, newest first."""
         query = self._list_query(
             status=status, type=type, model=model, created_after=created_after, limit=limit
         )
-        return AsyncGenerationList(self, query, max_items)
+        return AsyncGenerationList(self, query, max_items, timeout)
 
     async def wait(
         self,
@@ -136,13 +137,15 @@ class AsyncGenerations(_GenerationsBase, Generic[AwaitingT]):
         flow = self._watch(generations, timeout, on_update, poll_interval, download)
         return self._client._iterate(flow)
 
-    async def recover(self) -> builtins.list[Generation[AwaitingT]]:
-        return await self._client._run(self._recover())
+    async def recover(
+        self, *, timeout: float | None = None
+    ) -> builtins.list[Generation[AwaitingT]]:
+        return await self._client._run(within(self._recover(), timeout))
 
     async def resume(
-        self, *, wait: bool = False, download: bool | None = None
+        self, *, wait: bool = False, download: bool | None = None, timeout: float | None = None
     ) -> builtins.list[Generation[AwaitingT]]:
-        return await self._client._run(self._resume(wait, download))
+        return await self._client._run(within(self._resume(wait, download), timeout))
 
 
 class AsyncModels(_ModelsBase):
@@ -170,8 +173,10 @@ class AsyncModels(_ModelsBase):
     ) -> Estimate:
         return await self._client._run(within(self._estimate_request(request), timeout))
 
-    async def estimate_many(self, requests: Iterable[Mapping[str, Any]]) -> builtins.list[Estimate]:
-        return await self._client._run(self._estimate_many(requests))
+    async def estimate_many(
+        self, requests: Iterable[Mapping[str, Any]], *, timeout: float | None = None
+    ) -> builtins.list[Estimate]:
+        return await self._client._run(within(self._estimate_many(requests), timeout))
 
 
 class AsyncCreditsResource(_Resource):
@@ -202,5 +207,8 @@ class AsyncUploads(_UploadsBase):
         filename: str | None = None,
         content_type: str | None = None,
         ticket: UploadTicket | None = None,
+        timeout: float | None = None,
     ) -> Asset:
-        return await self._client._run(self._upload(source, filename, content_type, ticket))
+        return await self._client._run(
+            within(self._upload(source, filename, content_type, ticket), timeout)
+        )

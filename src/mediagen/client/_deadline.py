@@ -1,9 +1,9 @@
 """A call's ``timeout=``: one deadline for everything the call sends, retries included.
 
-``within(flow, timeout)`` runs a flow unchanged except that every API request and download it
-makes ends by ``timeout`` seconds from now (each attempt's timeout, the backoff between
-attempts and a ``Retry-After`` pause are all cut to the time left) and no pause of its own
-outlasts it. The request that meets the deadline raises :class:`APITimeoutError`; a submit's
+``within(flow, timeout)`` runs a flow unchanged except that every API request, download and
+upload it makes ends by ``timeout`` seconds from now (each attempt's timeout, the backoff
+between attempts and a ``Retry-After`` pause are all cut to the time left) and no pause of its
+own outlasts it. The request that meets the deadline raises :class:`APITimeoutError`; a submit's
 flow turns that into the lost-answer error that carries its idempotency key, as for any answer
 that never came. Written once, as a flow, so ``Client`` and ``AsyncClient`` share it.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, TypeVar
 
-from mediagen.client._effects import Call, Fetch, Flow, Now, Sleep
+from mediagen.client._effects import Call, Fetch, Flow, Now, Put, Sleep
 
 _T = TypeVar("_T")
 
@@ -40,7 +40,7 @@ def within(flow: Flow[_T], timeout: float | None) -> Flow[_T]:
         except StopIteration as stop:
             return stop.value
         kind = type(effect)
-        if kind is Call or kind is Fetch:
+        if kind is Call or kind is Fetch or kind is Put:
             effect = dataclasses.replace(effect, deadline=earlier(deadline, effect.deadline))
         elif kind is Sleep:
             left = deadline - (yield Now())

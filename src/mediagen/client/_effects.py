@@ -62,6 +62,7 @@ class Put:
     url: str
     headers: dict[str, str]
     source: Any  # _uploads.Source
+    deadline: float | None = None  # as for Call: the whole upload, retries included
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from mediagen.client import _history_hook, _progress_hook, _requests, _uploads, _wait
 from mediagen.client._config import normalize_poll_interval
+from mediagen.client._deadline import within
 from mediagen.client._effects import Call, Emit, Flow
 from mediagen.client._errors import NotFoundError, WaitInterrupted
 from mediagen.client._models import (
@@ -324,13 +325,21 @@ class _GenerationsBase(_Resource):
 class _GenerationListBase:
     """Every generation matching the filters, following cursors (iterate it)."""
 
-    def __init__(self, resource: _GenerationsBase, query: dict[str, Any], max_items: int | None):
+    def __init__(
+        self,
+        resource: _GenerationsBase,
+        query: dict[str, Any],
+        max_items: int | None,
+        timeout: float | None = None,
+    ):
         self._resource = resource
         self._query = query
         self._max_items = max_items
+        self._timeout = timeout
 
     def _flow(self) -> Flow[None]:
-        return _list(self._resource._client, dict(self._query), self._max_items)
+        listing = _list(self._resource._client, dict(self._query), self._max_items)
+        return within(listing, self._timeout)
 
     def to_dataframe(self, **options: Any) -> pd.DataFrame:
         filters = {k: v for k, v in self._query.items() if k not in ("limit", "after")}

@@ -118,7 +118,7 @@ def _answer(status: int, content: bytes, decode: Callable[[bytes], Any] | None =
 
 def fetch_plan(client: Any, url: str, deadline: float | None = None) -> Plan[Fetched]:
     """A download of a file URL (redirects followed by the attempt), retried per the policy."""
-    where = file_url_path(url)
+    where, start = file_url_path(url), client._clock()
     tries = Attempts(client._policy, client._clock, deadline)
     try:
         while True:
@@ -133,24 +133,33 @@ def fetch_plan(client: Any, url: str, deadline: float | None = None) -> Plan[Fet
                 return got
             yield Wait(_file_error_delay(client, tries, got, "GET", where))
     except DeadlinePassed:
-        raise deadline_error("GET", where) from None
+        raise deadline_error("GET", where, _had(deadline, start)) from None
 
 
-def put_plan(client: Any, url: str) -> Plan[Any]:
-    """An upload of bytes to a signed URL, retried per the policy; the decoded JSON."""
-    where = file_url_path(url)
-    tries = Attempts(client._policy, client._clock)
-    while True:
-        try:
-            response = yield Send(tries)
-        except httpx.TransportError as exc:
-            yield Wait(_file_transport_delay(client, tries, exc, "PUT", where))
-            continue
-        if response.status_code < 300:
-            return decode_json(response.content)
-        if response.status_code == 409 and tries.count > 0:
-            return {"status": "ready"}  # an earlier attempt delivered the bytes
-        yield Wait(_file_error_delay(client, tries, response, "PUT", where))
+def put_plan(client: Any, url: str, deadline: float | None = None) -> Plan[Any]:
+    """An upload of bytes to a signed URL, retried per the policy; the decoded JSON. With a
+    ``deadline``, each attempt's timeout and each pause are cut to the time left."""
+    where, start = file_url_path(url), client._clock()
+    tries = Attempts(client._policy, client._clock, deadline)
+    try:
+        while True:
+            try:
+                response = yield Send(tries)
+            except httpx.TransportError as exc:
+                yield Wait(_file_transport_delay(client, tries, exc, "PUT", where))
+                continue
+            if response.status_code < 300:
+                return decode_json(response.content)
+            if response.status_code == 409 and tries.count > 0:
+                return {"status": "ready"}  # an earlier attempt delivered the bytes
+            yield Wait(_file_error_delay(client, tries, response, "PUT", where))
+    except DeadlinePassed:
+        raise deadline_error("PUT", where, _had(deadline, start)) from None
+
+
+def _had(deadline: float | None, start: float) -> float | None:
+    """The seconds a transfer had from its start to its deadline (None: no deadline)."""
+    return None if deadline is None else deadline - start
 
 
 def attempt_timeout(client: Any, tries: Attempts) -> dict[str, Any]:

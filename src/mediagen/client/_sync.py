@@ -341,14 +341,29 @@ class SyncDriver(BaseClient):
             response.close()
 
     def _put(self, effect: Put) -> Any:
-        from mediagen.client._retry_plans import put_plan
+        from mediagen.client._retry_plans import attempt_timeout, put_plan
         from mediagen.client._transport import strip_auth
 
         def attempt(tries: Attempts) -> httpx.Response:
             content = effect.source.content()
+            if not isinstance(content, bytes) and tries.deadline is not None:
+                content = _until_deadline(content, tries)
             request = self._http.build_request(
-                "PUT", effect.url, content=content, headers=effect.headers
+                "PUT",
+                effect.url,
+                content=content,
+                headers=effect.headers,
+                **attempt_timeout(self, tries),
             )
             return self._http.send(strip_auth(request), auth=None)
 
-        return self._drive(put_plan(self, effect.url), attempt)
+        return self._drive(put_plan(self, effect.url, effect.deadline), attempt)
+
+
+def _until_deadline(chunks: Iterator[bytes], tries: Attempts) -> Iterator[bytes]:
+    """The chunks of an upload, stopped at the call's deadline (a slow reader on the other
+    end must not hold the call past it: each write's own timeout is the time left when the
+    attempt began)."""
+    for chunk in chunks:
+        tries.left()
+        yield chunk

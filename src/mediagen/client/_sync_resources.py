@@ -109,15 +109,18 @@ class Generations(_GenerationsBase, Generic[BlockingT]):
         created_after: Any = None,
         limit: int | None = None,
         max_items: int | None = None,
+        timeout: float | None = None,
     ) -> GenerationList[BlockingT]:
         """Iterate every matching generation, newest first (cursors followed for you).
 
         ``limit`` is the page size (default 100, the maximum); ``max_items`` stops early.
+        ``timeout`` (s) is one deadline for the whole listing, every page and retry included,
+        counted from the first page's request.
         """
         query = self._list_query(
             status=status, type=type, model=model, created_after=created_after, limit=limit
         )
-        return GenerationList(self, query, max_items)
+        return GenerationList(self, query, max_items, timeout)
 
     def _list_page_raw(
         self,
@@ -187,25 +190,27 @@ class Generations(_GenerationsBase, Generic[BlockingT]):
         flow = self._watch(generations, timeout, on_update, poll_interval, download)
         return _short_interrupts(self._client._iterate(flow))
 
-    def recover(self) -> builtins.list[Generation[BlockingT]]:
+    def recover(self, *, timeout: float | None = None) -> builtins.list[Generation[BlockingT]]:
         """Find the jobs of submits whose answer never arrived (a dropped connection, a 5xx,
         an interrupt, a crash), by their idempotency keys; read only, nothing is submitted.
 
         Returns the generations found (journaled, so ``pending()``/``resume()`` know them). A
         lost submit not found here never reached the service; sending the same request again
-        reuses its idempotency key, so it is charged at most once either way.
+        reuses its idempotency key, so it is charged at most once either way. ``timeout`` (s)
+        is a deadline for the whole call, every lookup and retry included.
         """
-        return self._client._run(self._recover())
+        return self._client._run(within(self._recover(), timeout))
 
     def resume(
-        self, *, wait: bool = False, download: bool | None = None
+        self, *, wait: bool = False, download: bool | None = None, timeout: float | None = None
     ) -> builtins.list[Generation[BlockingT]]:
         """Re-attach after a kernel restart: the current state of every journaled pending job,
         including those of submits whose answer was lost (:meth:`recover` runs first).
 
         Finished ones are journaled (and downloaded); ``wait=True`` also waits for the rest.
+        ``timeout`` (s) is a deadline for the whole call, the waiting included.
         """
-        return self._client._run(self._resume(wait, download))
+        return self._client._run(within(self._resume(wait, download), timeout))
 
 
 class Models(_ModelsBase):
@@ -235,9 +240,12 @@ class Models(_ModelsBase):
         """The quote for exactly this submit body (mapped with ``Catalog.estimate_query``)."""
         return self._client._run(within(self._estimate_request(request), timeout))
 
-    def estimate_many(self, requests: Iterable[Mapping[str, Any]]) -> builtins.list[Estimate]:
-        """One quote per request (for showing a batch's total before submitting it)."""
-        return self._client._run(self._estimate_many(requests))
+    def estimate_many(
+        self, requests: Iterable[Mapping[str, Any]], *, timeout: float | None = None
+    ) -> builtins.list[Estimate]:
+        """One quote per request (for showing a batch's total before submitting it);
+        ``timeout`` (s) is one deadline for all of them."""
+        return self._client._run(within(self._estimate_many(requests), timeout))
 
 
 class CreditsResource(_Resource):
@@ -271,10 +279,14 @@ class Uploads(_UploadsBase):
         filename: str | None = None,
         content_type: str | None = None,
         ticket: UploadTicket | None = None,
+        timeout: float | None = None,
     ) -> Asset:
         """Upload a path, bytes or binary file object; returns the ready ``Asset``.
 
         Streams in 1 MiB chunks with exactly the ticket's ``required_headers`` (never the API
-        key); an expired ticket is registered again.
+        key); an expired ticket is registered again. ``timeout`` (s) is one deadline for the
+        registration, the bytes and every retry.
         """
-        return self._client._run(self._upload(source, filename, content_type, ticket))
+        return self._client._run(
+            within(self._upload(source, filename, content_type, ticket), timeout)
+        )

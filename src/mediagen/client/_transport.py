@@ -43,7 +43,9 @@ def deadline_error(
     ``seconds`` deadline, after ``attempts`` tries, the ``last`` of which met ``last``."""
     text = f"{method} {where} got no answer before the deadline"
     if seconds is not None:
-        text = f"{method} {where} got no answer within its {seconds:.3g} s deadline"
+        # to a tenth: the time the request had, counted from its own start, is a few
+        # milliseconds short of the call's timeout when the call did something first
+        text = f"{method} {where} got no answer within its {round(seconds, 1):g} s deadline"
     if attempts is not None:
         tried = f"{attempts} attempt{'' if attempts == 1 else 's'}"
         text += f" ({tried}, retries and pauses included" + (f"; last: {last})" if last else ")")

@@ -1,6 +1,7 @@
-"""A download inside ``wait(timeout=...)`` or ``save(timeout=...)`` ends by that deadline, even
-when the file server keeps sending a byte every half second (no read ever times out): the call
-raises its timeout error within the deadline plus a small margin and leaves no partial file."""
+"""A download inside ``wait(timeout=...)``, ``save(timeout=...)`` or ``download(timeout=...)``
+ends by that deadline, even when the file server keeps sending a byte every half second (no
+read ever times out): the call raises its timeout error within the deadline plus a small margin
+and leaves no partial file."""
 
 from __future__ import annotations
 
@@ -125,6 +126,46 @@ def test_the_async_save_ends_by_its_timeout(slow, tmp_path):
 
     took, error, ended = _timed(lambda: asyncio.run(main()))
     _check_ended_by_deadline(slow, tmp_path, took, error, ended, mediagen.APITimeoutError)
+
+
+@pytest.mark.parametrize("method", ["download", "save"])
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_one_outputs_download_and_save_end_by_their_timeout(slow, tmp_path, method, asynchronous):
+    if asynchronous:
+
+        async def main() -> None:
+            async with mediagen.AsyncClient(**_options(slow, tmp_path)) as client:
+                gen = mediagen.Generation.from_dict(
+                    _generation_body(slow.output_url), client=client
+                )
+                await getattr(gen.outputs[0], method)(tmp_path / "saved", timeout=TIMEOUT)
+
+        took, error, ended = _timed(lambda: asyncio.run(main()))
+    else:
+        with mediagen.Client(**_options(slow, tmp_path)) as client:
+            gen = mediagen.Generation.from_dict(_generation_body(slow.output_url), client=client)
+            output = gen.outputs[0]
+            took, error, ended = _timed(
+                lambda: getattr(output, method)(tmp_path / "saved", timeout=TIMEOUT)
+            )
+    _check_ended_by_deadline(slow, tmp_path, took, error, ended, mediagen.APITimeoutError)
+    assert "within its 2 s deadline" in str(error)
+
+
+def test_refresh_ends_by_its_timeout_when_the_service_hangs(tmp_path):
+    from client_faults import SilentServer
+
+    with (
+        SilentServer() as silent,
+        mediagen.Client(
+            api_key="mg-test-key", base_url=silent.url, cache_dir=tmp_path, journal=False
+        ) as client,
+    ):
+        gen = mediagen.Generation.from_dict(_generation_body("http://unused/x.png"), client=client)
+        took, error, ended = _timed(lambda: gen.refresh(timeout=TIMEOUT))
+    assert ended
+    assert isinstance(error, mediagen.APITimeoutError), error
+    assert TIMEOUT * 0.9 <= took < TIMEOUT + MARGIN
 
 
 def test_a_save_with_time_to_spare_keeps_the_whole_file(sandbox, tenant, tmp_path):

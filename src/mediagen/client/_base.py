@@ -153,10 +153,13 @@ class BaseClient:
             on_estimate = functools.partial(_print_estimate, self)
         return _batch.prepare(self, list(requests), kind, on_estimate, max_credits)
 
-    def _download_output(self, output: GenerationOutput, target: str | Path | None) -> Any:
+    def _download_output(
+        self, output: GenerationOutput, target: str | Path | None, timeout: float | None = None
+    ) -> Any:
+        from mediagen.client._deadline import within
         from mediagen.client._download import download_output
 
-        return self._run(download_output(self, output, target))
+        return self._run(within(download_output(self, output, target), timeout))
 
     # --- journal --------------------------------------------------------------------------
 

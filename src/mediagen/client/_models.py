@@ -181,31 +181,50 @@ class GenerationOutput(_Model, Generic[ClientT]):
         return client._cache.lookup(self)
 
     @overload
-    def download(self: GenerationOutput[BlockingT], path: str | Path | None = None) -> Path: ...
+    def download(
+        self: GenerationOutput[BlockingT],
+        path: str | Path | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> Path: ...
     @overload
     def download(
-        self: GenerationOutput[AwaitingT], path: str | Path | None = None
+        self: GenerationOutput[AwaitingT],
+        path: str | Path | None = None,
+        *,
+        timeout: float | None = None,
     ) -> Coroutine[Any, Any, Path]: ...
-    def download(self, path: str | Path | None = None) -> Path | Coroutine[Any, Any, Path]:
+    def download(
+        self, path: str | Path | None = None, *, timeout: float | None = None
+    ) -> Path | Coroutine[Any, Any, Path]:
         """Download into the cache (streamed, atomic) and return the local path.
 
         With ``path`` (a file or a directory) the file is also copied there. An expired URL is
-        refreshed by re-reading the generation. From an AsyncClient: a coroutine to await.
+        refreshed by re-reading the generation. ``timeout`` (s) is a deadline for all of it
+        (``APITimeoutError`` past it, no partial file left). From an AsyncClient: a coroutine
+        to await.
         """
-        return self._download(path)
+        return self._download(path, timeout)
 
-    @overload
-    def save(self: GenerationOutput[BlockingT], path: str | Path = ".") -> Path: ...
     @overload
     def save(
-        self: GenerationOutput[AwaitingT], path: str | Path = "."
+        self: GenerationOutput[BlockingT], path: str | Path = ".", *, timeout: float | None = None
+    ) -> Path: ...
+    @overload
+    def save(
+        self: GenerationOutput[AwaitingT], path: str | Path = ".", *, timeout: float | None = None
     ) -> Coroutine[Any, Any, Path]: ...
-    def save(self, path: str | Path = ".") -> Path | Coroutine[Any, Any, Path]:
-        """Save into ``path`` (a directory, or a file name) and return the saved path."""
-        return self._download(path)
+    def save(
+        self, path: str | Path = ".", *, timeout: float | None = None
+    ) -> Path | Coroutine[Any, Any, Path]:
+        """Save into ``path`` (a directory, or a file name) and return the saved path;
+        ``timeout`` (s) as for :meth:`download`."""
+        return self._download(path, timeout)
 
-    def _download(self, path: str | Path | None) -> Path | Coroutine[Any, Any, Path]:
-        return self._need_client()._download_output(self, path)
+    def _download(
+        self, path: str | Path | None, timeout: float | None
+    ) -> Path | Coroutine[Any, Any, Path]:
+        return self._need_client()._download_output(self, path, timeout)
 
     def _need_client(self) -> Any:
         client = getattr(self, "_client", None)
@@ -318,14 +337,19 @@ class Generation(_Model, Generic[ClientT]):
         return self._need_client().generations.wait(self, timeout=timeout, **options)
 
     @overload
-    def refresh(self: Generation[BlockingT]) -> Generation[BlockingT]: ...
+    def refresh(
+        self: Generation[BlockingT], *, timeout: float | None = None
+    ) -> Generation[BlockingT]: ...
     @overload
     def refresh(
-        self: Generation[AwaitingT],
+        self: Generation[AwaitingT], *, timeout: float | None = None
     ) -> Coroutine[Any, Any, Generation[AwaitingT]]: ...
-    def refresh(self) -> Generation[Any] | Coroutine[Any, Any, Generation[Any]]:
-        """Read the current state from the service (a new Generation)."""
-        return self._need_client().generations.get(self.id)
+    def refresh(
+        self, *, timeout: float | None = None
+    ) -> Generation[Any] | Coroutine[Any, Any, Generation[Any]]:
+        """Read the current state from the service (a new Generation); ``timeout`` (s) is a
+        deadline for the call, retries included."""
+        return self._need_client().generations.get(self.id, timeout=timeout)
 
     @overload
     def save(

@@ -66,3 +66,48 @@ def test_the_studio_is_built_from_few_widget_models(make_client, tenant):
     # the layout is CSS (mediagen.css: .mg-studio), not nested boxes
     assert [type(child).__name__ for child in studio.children].count("VBox") == 1  # the jobs
     assert not any(name in {"HBox", "GridBox"} for name in made), made
+
+
+def _timed_cell(service: Service, wait: float) -> tuple[Studio, list[dict], float]:
+    """Build a studio that waits up to ``wait`` s for its catalog, as a cell would; return it,
+    the picker's options when the cell returned, and how long building it took."""
+    import time
+
+    class Waiting(Studio):
+        CATALOG_WAIT = wait
+
+    async def cell() -> tuple[Studio, list[dict], float]:
+        started = time.monotonic()
+        studio = Waiting(service=service, history=False)
+        took = time.monotonic() - started
+        shown = list(studio.picker.options)  # what the first paint of the picker carries
+        await studio.ready
+        return studio, shown, took
+
+    return run(cell())
+
+
+def test_a_catalog_that_comes_while_the_studio_is_built_is_in_its_first_paint(make_client, tenant):
+    studio, shown, _ = _timed_cell(Service(make_client(tenant)), wait=20)
+    assert {"pixel-1", "vidra-2"} <= {option["id"] for option in shown}
+    assert shown == studio.picker.options
+    assert not studio.picker.loading
+
+
+def test_a_slow_catalog_does_not_hold_the_cell_and_fills_the_picker_when_it_comes(
+    make_client, tenant
+):
+    import time
+
+    def slow_catalog(request: httpx.Request) -> None:
+        if request.url.path == "/v1/models":
+            time.sleep(1.5)
+
+    http = httpx.Client(timeout=30, event_hooks={"request": [slow_catalog]})
+    try:
+        studio, shown, took = _timed_cell(Service(make_client(tenant, http_client=http)), wait=0.1)
+    finally:
+        http.close()
+    assert shown == [], "the catalog was not in yet: the picker shows it loading"
+    assert took < 1.0, f"building the studio took {took:.2f} s: it waited for a slow catalog"
+    assert {"pixel-1", "vidra-2"} <= {option["id"] for option in studio.picker.options}

@@ -42,6 +42,9 @@ _NOTE_STYLE = "font-size: var(--jp-ui-font-size0, 11px); color: var(--jp-ui-font
 class Studio(StaticFallback, ipywidgets.VBox):
     #: how many past generations the gallery shows on start
     HISTORY_LIMIT = 48
+    #: how long building the studio waits for a catalog already asked for (seconds): a quick
+    #: one is then in the first paint; a slow one follows when it comes
+    CATALOG_WAIT = 0.25
 
     def __init__(
         self,
@@ -61,7 +64,6 @@ class Studio(StaticFallback, ipywidgets.VBox):
         # gallery's history follow once the picker is filled (``_start``).
         catalog = self.service.models_started()
         self.meter = CreditMeter(self.service)
-        self.picker = ModelPicker()
         self.form = RequestForm(uploader=self.service.upload)
         self.estimate = LiveEstimate(
             self.service, self.form, debounce=debounce, balance=self.meter.balance
@@ -83,6 +85,9 @@ class Studio(StaticFallback, ipywidgets.VBox):
         )
         self.save_folder.add_class("mg-save-folder")
         self.save_folder.observe(self._on_save_folder, names="value")
+        # Built last: a catalog that came while the rest was built is in the picker's first
+        # state, so the page shows it with the studio instead of one message later.
+        self.picker = ModelPicker(_arrived(catalog, self.CATALOG_WAIT))
         #: the latest generation that finished in this studio (None until one does)
         self.last: Any = None
         # One grid, laid out by mediagen.css (.mg-studio): the picker on the left beside the
@@ -126,11 +131,12 @@ class Studio(StaticFallback, ipywidgets.VBox):
         return sorted(found.values(), key=_created, reverse=True)
 
     async def _start(self, catalog: Awaitable[list[Any]], reattach: bool, history: bool) -> None:
-        self.picker.loading = True
-        try:
-            self.picker.set_models(await catalog)
-        finally:
-            self.picker.loading = False
+        if not self.picker.options:  # the catalog was not in by the end of the cell
+            self.picker.loading = True
+            try:
+                self.picker.set_models(await catalog)
+            finally:
+                self.picker.loading = False
         self.meter.refresh()
         if reattach:
             for generation in await self.service.pending_journal():
@@ -230,6 +236,17 @@ class Studio(StaticFallback, ipywidgets.VBox):
         settings = self.gallery.settings()
         settings.update({read_field(c.result, "id"): price_settings(c.request) for c in self.cards})
         return generations_html(self.snapshot_text(), self.generations, settings)
+
+
+def _arrived(catalog: Awaitable[list[Any]], seconds: float) -> list[Any]:
+    """The catalog if it is in within ``seconds`` (only a request already under way on a
+    worker thread can be waited for here), else nothing yet."""
+    if not isinstance(catalog, _tasks.Handle):
+        return []
+    try:
+        return catalog.result(timeout=seconds)
+    except Exception:  # late, or failed: ``_start`` awaits it and reports a failure
+        return []
 
 
 def _created(generation: Any) -> str:

@@ -3,11 +3,7 @@
  * the media viewer and the spend dashboard. Everything comes from the server extension
  * (`mediagen.jupyter_server`); the page never holds the API key.
  */
-import {
-  ILabShell,
-  JupyterFrontEnd,
-  JupyterFrontEndPlugin
-} from '@jupyterlab/application';
+import { ILabShell, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { Clipboard, MainAreaWidget, Notification } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookActions } from '@jupyterlab/notebook';
 import { IStatusBar } from '@jupyterlab/statusbar';
@@ -74,8 +70,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     };
 
     const sidebar = new GenerationsPanel(feed, {
-      open: row =>
-        openInMain(app, `mediagen-viewer-${row.id}`, () => new MediaViewer(row)),
+      open: row => openInMain(app, `mediagen-viewer-${row.id}`, () => new MediaViewer(row)),
       insert,
       copyId: async row => Clipboard.copyToSystem(row.id)
     });

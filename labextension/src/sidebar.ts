@@ -301,7 +301,7 @@ export class GenerationsPanel extends Widget {
     copy.type = 'button';
     copy.className = 'mg-lab-copy';
     copy.textContent = 'Copy id';
-    copy.setAttribute('aria-label', `Copy the id ${row.id}`);
+    copy.setAttribute('aria-label', `Copy id ${row.id}`);
     copy.addEventListener('click', () => {
       void this._actions.copyId(row).then(() => {
         copy.textContent = 'Copied';

@@ -8,6 +8,7 @@ key must never reach the page: not in a response, the DOM, localStorage or the c
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -15,7 +16,9 @@ import time
 import httpx
 import pytest
 from playwright.sync_api import expect
+from test_journeys import axe_js, axe_violations, dark_theme  # noqa: F401
 
+from conftest import LabServer, write_notebook
 from mediagen import Client
 
 SIDEBAR = "#mediagen-generations"
@@ -202,3 +205,163 @@ def test_two_tabs_share_one_poller(lab, lab_server, watched):
     finally:
         second.close()
     assert errors == []
+
+
+# -- the viewer, Insert, Copy id, filters, the spend panel ----------------------------------
+
+MAKE_MEDIA = (
+    "import mediagen as mg\n"
+    "c = mg.Client()\n"
+    "video = c.videos.create(**c.models.get('vidra-2').example('text_to_video'))\n"
+    "speech = c.audio.create(model='voxa-tts', text='Hello from the sidebar.', voice_name='Aria')\n"
+    "image = c.images.create(model='pixel-pro', prompt='a viewer kite', quality='low')\n"
+    "failed = c.images.create(model='pixel-pro', prompt='no [[fail:safety]]', quality='low')\n"
+    "print(video.id, speech.id, image.id, failed.id)"
+)
+
+
+def settled(page, generation_id: str, status: str = "completed"):
+    found = row(page, generation_id)
+    expect(found).to_have_attribute("data-status", status, timeout=60_000)
+    return found
+
+
+def test_viewer_insert_copy_and_filters(lab, watched):
+    page = lab.page
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    notebook = lab.open("sidebar-media.ipynb", [MAKE_MEDIA])
+    show_sidebar(page)
+    notebook.run_cell(0)
+    video, speech, image, failed = printed(notebook, 0).split()
+    for generation_id in (video, speech, image):
+        settled(page, generation_id)
+    settled(page, failed, "failed")
+
+    # the viewer: the image shows, the video and the speech play
+    settled(page, image).locator(".mg-lab-open").click()
+    viewer = page.locator(f"#mediagen-viewer-{image}")
+    expect(viewer.locator("img")).to_be_visible()
+    page.wait_for_function(
+        "(id) => document.querySelector(`#mediagen-viewer-${id} img`).naturalWidth > 0", arg=image
+    )
+    for generation_id, kind in ((video, "video"), (speech, "audio")):
+        row(page, generation_id).locator(".mg-lab-open").click()
+        player = page.locator(f"#mediagen-viewer-{generation_id} {kind}")
+        expect(player).to_have_count(1)
+        state = player.evaluate(
+            """async (el) => {
+                el.muted = true;
+                await el.play();
+                const start = performance.now();
+                while (el.readyState < 2 && performance.now() - start < 10000) {
+                    await new Promise((r) => setTimeout(r, 50));
+                }
+                return {paused: el.paused, readyState: el.readyState};
+            }"""
+        )
+        assert state["paused"] is False, state
+        assert state["readyState"] >= 2, state
+
+    # Insert: a cell that binds the generation, and it runs
+    page.evaluate(
+        "(path) => window.jupyterapp.shell.activateById(findPanel(path).id)", notebook.name
+    )
+    row(page, image).get_by_role("button", name="Insert").click()
+    cells = page.locator(f"#{notebook._panel_id()} .jp-Notebook .jp-Cell")
+    expect(cells).to_have_count(2)
+    assert f'generations.get("{image}")' in cells.nth(1).inner_text()
+    notebook.run_cell(1)
+    notebook.wait_cell_done(1)
+    expect(notebook.output(1).first).to_contain_text("completed")
+    assert (
+        notebook.output(1).locator("[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
+    )
+
+    # Copy id
+    row(page, image).get_by_role("button", name="Copy id").click()
+    expect(row(page, image).get_by_role("button", name="Copy id")).to_have_text("Copied")
+    assert page.evaluate("() => navigator.clipboard.readText()") == image
+
+    # filters and search
+    sidebar = page.locator(SIDEBAR)
+    sidebar.get_by_role("button", name="Failed").click()
+    expect(sidebar.locator("[data-generation-id]:not([data-status=failed])")).to_have_count(0)
+    expect(row(page, failed)).to_have_count(1)
+    sidebar.get_by_role("button", name="Failed").click()
+    sidebar.get_by_role("combobox", name="Model").select_option("voxa-tts")
+    expect(sidebar.locator("[data-generation-id]")).not_to_have_count(0)
+    expect(row(page, image)).to_have_count(0)
+    expect(row(page, speech)).to_have_count(1)
+    sidebar.get_by_role("combobox", name="Model").select_option("")
+    sidebar.get_by_role("searchbox").fill("viewer kite")
+    expect(sidebar.locator("[data-generation-id]")).to_have_count(1)
+    expect(row(page, image)).to_have_count(1)
+    sidebar.get_by_role("searchbox").fill("")
+    sidebar.get_by_role("button", name="Today").click()
+    expect(row(page, video)).to_have_count(1)
+    sidebar.get_by_role("button", name="Today").click()
+
+
+def test_spend_panel_from_the_status_item(lab, lab_tenant, sandbox, watched):
+    page = lab.page
+    client = Client(api_key=lab_tenant.api_key, base_url=sandbox.base_url, journal=False)
+    client.images.create(model="pixel-pro", prompt="a paid kite", quality="low").wait()
+    lab.open("sidebar-spend.ipynb", ["1 + 1"])
+    show_sidebar(page)
+    expect(page.locator(STATUS)).to_have_attribute("data-balance", re.compile(r"\d"))
+    page.locator(STATUS).click()
+    panel = page.locator("#mediagen-spend-panel")
+    table = panel.get_by_role("table")
+    expect(table).to_be_visible()
+    charged = round(sum(g.credits_charged or 0 for g in client.generations.list()), 2)
+    expect(table.locator("caption")).to_contain_text(f"{charged:g} credits")
+    assert table.locator("tbody tr").count() >= 1
+
+
+def test_sidebar_in_the_dark_theme_has_no_accessibility_violations(lab, axe_js, watched):  # noqa: F811
+    page = lab.page
+    notebook = lab.open("sidebar-axe.ipynb", [SUBMIT.format(prompt="an accessible kite")])
+    show_sidebar(page)
+    notebook.run_cell(0)
+    settled(page, printed(notebook, 0))
+    sidebar = page.locator(SIDEBAR)
+    assert axe_violations(page, axe_js, sidebar) == []
+    with dark_theme(page):
+        background = sidebar.evaluate("(el) => getComputedStyle(el).backgroundColor")
+        assert background != "rgb(255, 255, 255)"
+        assert axe_violations(page, axe_js, sidebar) == []
+        assert axe_violations(page, axe_js, page.locator(STATUS)) == []
+
+
+def test_sidebar_in_notebook_7(tmp_path_factory, lab_env, lab):
+    made = Client(journal=False, **_connection(lab_env)).images.create(
+        model="pixel-pro", prompt="a Notebook 7 kite", quality="low"
+    )
+    server = LabServer(
+        tmp_path_factory.mktemp("nb7-sidebar"),
+        lab_env,
+        app="notebook",
+        app_class="JupyterNotebookApp",
+    )
+    write_notebook(server.root / "nb7.ipynb", ["1 + 1"])
+    context = lab.page.context.browser.new_context(viewport={"width": 1280, "height": 1000})
+    errors: list[str] = []
+    try:
+        page = context.new_page()
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(f"{server.url}/notebooks/nb7.ipynb?token={server.token}")
+        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started")
+        page.evaluate(
+            "() => window.jupyterapp.shell.expandLeft && window.jupyterapp.shell.expandLeft()"
+        )
+        page.evaluate("() => window.jupyterapp.shell.activateById('mediagen-generations')")
+        expect(page.locator(SIDEBAR)).to_be_visible()
+        expect(row(page, made.id)).to_be_visible(timeout=10_000)
+    finally:
+        context.close()
+        server.stop()
+    assert errors == []
+
+
+def _connection(env: dict[str, str]) -> dict[str, str]:
+    return {"api_key": env["MEDIAGEN_API_KEY"], "base_url": env["MEDIAGEN_BASE_URL"]}

@@ -139,3 +139,29 @@ def test_without_a_key_nothing_starts(monkeypatch, sandbox, tenant):
         assert feed.snapshot()["configured"] is False
 
     asyncio.run(main())
+
+
+def test_the_status_figures_are_the_balance_todays_spend_and_the_spend_limits_rest(
+    monkeypatch, tmp_path, sandbox, keyed
+):
+    monkeypatch.setenv("MEDIAGEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("MEDIAGEN_SPEND_LIMIT_DAILY", "100")
+    from mediagen import SpendLimit
+
+    client = Client(api_key=keyed.api_key, base_url=sandbox.base_url, budget=SpendLimit(daily=100))
+    client.images.create(model="pixel-pro", prompt="a limited kite", quality="low").wait()
+
+    async def main() -> Feed:
+        feed = make_feed(sandbox, keyed)
+        feed.subscribe("page")
+        await asyncio.sleep(1.0)
+        await feed.stop()
+        return feed
+
+    feed = asyncio.run(main())
+    assert feed.credits == {
+        "balance": client.credits.get().balance,
+        "spent_today": 0.5,
+        "limit_remaining": 99.5,
+        "member_limit_remaining": None,
+    }

@@ -3,8 +3,8 @@
  * the media viewer and the spend dashboard. Everything comes from the server extension
  * (`mediagen.jupyter_server`); the page never holds the API key.
  */
-import { ILabShell, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { Clipboard, MainAreaWidget, Notification } from '@jupyterlab/apputils';
+import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { Clipboard, ICommandPalette, MainAreaWidget, Notification } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookActions } from '@jupyterlab/notebook';
 import { IStatusBar } from '@jupyterlab/statusbar';
 import { LabIcon } from '@jupyterlab/ui-components';
@@ -47,11 +47,12 @@ const plugin: JupyterFrontEndPlugin<void> = {
   id: '@mediagen/jupyterlab:plugin',
   description: 'Every mediagen generation of your key, live, and the credits you spend.',
   autoStart: true,
-  optional: [INotebookTracker, IStatusBar, ILabShell],
+  optional: [INotebookTracker, IStatusBar, ICommandPalette],
   activate: (
     app: JupyterFrontEnd,
     notebooks: INotebookTracker | null,
-    statusBar: IStatusBar | null
+    statusBar: IStatusBar | null,
+    palette: ICommandPalette | null
   ) => {
     const feed = new Feed();
 
@@ -86,6 +87,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
       label: 'Open the mediagen spend dashboard',
       execute: () => openInMain(app, 'mediagen-spend-panel', () => new SpendPanel())
     });
+
+    for (const command of Object.values(COMMANDS)) {
+      palette?.addItem({ command, category: 'mediagen' });
+    }
 
     if (statusBar) {
       const item = new StatusItem(feed, () => void app.commands.execute(COMMANDS.spend));

@@ -365,3 +365,30 @@ def test_sidebar_in_notebook_7(tmp_path_factory, lab_env, lab):
 
 def _connection(env: dict[str, str]) -> dict[str, str]:
     return {"api_key": env["MEDIAGEN_API_KEY"], "base_url": env["MEDIAGEN_BASE_URL"]}
+
+
+def test_without_a_key_the_sidebar_says_how_to_set_one(tmp_path_factory, sandbox, lab):
+    server = LabServer(
+        tmp_path_factory.mktemp("no-key"),
+        {"MEDIAGEN_API_KEY": "", "MEDIAGEN_BASE_URL": sandbox.base_url},
+    )
+    context = lab.page.context.browser.new_context(viewport={"width": 1280, "height": 1000})
+    errors: list[str] = []
+    try:
+        page = context.new_page()
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(f"{server.url}/lab?token={server.token}&reset")
+        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started")
+        show_sidebar(page)
+        message = page.locator(f"{SIDEBAR} [role=status]")
+        expect(message).to_contain_text("MEDIAGEN_API_KEY")
+        expect(message).to_contain_text("mediagen lab")
+        assert server.api("/mediagen/api/poller")["pollers_started"] == 0
+        # the media handler says what is wrong instead of failing
+        with httpx.Client(headers={"Authorization": f"token {server.token}"}) as authed:
+            answer = authed.get(f"{server.url}/mediagen/api/media/0123/0", timeout=10)
+        assert answer.status_code == 502
+    finally:
+        context.close()
+        server.stop()
+    assert errors == []

@@ -211,7 +211,7 @@ class Feed:
                 raise
             except Exception as exc:
                 pause = getattr(exc, "retry_after", None) or self.poll_interval[1]
-                self.error = _say(exc)
+                self.error = one_line(exc)
                 await self._bump()
                 await asyncio.sleep(pause)
 
@@ -259,6 +259,6 @@ def _client_from_env(http: httpx.AsyncClient) -> Any:
     return AsyncClient(http_client=http, journal=False)
 
 
-def _say(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
     """An error as one line for the page (mediagen's errors never hold the key)."""
     return f"{type(exc).__name__}: {exc}".splitlines()[0][:300]

@@ -21,7 +21,7 @@ from jupyter_server.base.handlers import APIHandler, AuthenticatedFileHandler
 from jupyter_server.utils import url_path_join
 
 from mediagen.jupyter_server import _rows
-from mediagen.jupyter_server._feed import Feed, key_configured
+from mediagen.jupyter_server._feed import Feed, key_configured, one_line
 from mediagen.jupyter_server._media import MediaCache
 
 #: how long one long-poll is held before it answers "nothing new"
@@ -133,10 +133,14 @@ class MediaHandler(AuthenticatedFileHandler):
 
     async def _serve(self, generation_id: str, index: str, include_body: bool) -> None:
         cache: MediaCache = self.settings["mediagen_media"]
+        from mediagen.client import MediagenError, NotFoundError
+
         try:
             path = await cache.path(generation_id, int(index))
-        except LookupError as exc:
-            raise tornado.web.HTTPError(404, str(exc)) from None
+        except (LookupError, NotFoundError) as exc:
+            raise tornado.web.HTTPError(404, one_line(exc)) from None
+        except MediagenError as exc:  # no key, the service down: said, never with the key
+            raise tornado.web.HTTPError(502, one_line(exc)) from None
         self.root = str(path.parent)
         served = tornado.web.StaticFileHandler.get(self, path.name, include_body=include_body)
         if served is not None:

@@ -318,13 +318,26 @@ def test_spend_panel_from_the_status_item(lab, lab_tenant, sandbox, watched):
     assert table.locator("tbody tr").count() >= 1
 
 
-def test_sidebar_in_the_dark_theme_has_no_accessibility_violations(lab, axe_js, watched):  # noqa: F811
+def test_sidebar_works_by_keyboard_and_passes_axe_in_both_themes(lab, axe_js, watched):  # noqa: F811
     page = lab.page
     notebook = lab.open("sidebar-axe.ipynb", [SUBMIT.format(prompt="an accessible kite")])
     show_sidebar(page)
     notebook.run_cell(0)
-    settled(page, printed(notebook, 0))
+    made = printed(notebook, 0)
+    settled(page, made)
     sidebar = page.locator(SIDEBAR)
+    # keyboard: from the search box, Tab reaches the newest row's buttons; Enter opens it
+    sidebar.get_by_role("searchbox").focus()
+    page.keyboard.press("Tab")
+    expect(row(page, made).locator(".mg-lab-open")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(row(page, made).get_by_role("button", name="Insert")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(row(page, made).get_by_role("button", name="Copy id")).to_be_focused()
+    row(page, made).locator(".mg-lab-open").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(f"#mediagen-viewer-{made} img")).to_be_visible()
+    show_sidebar(page)
     assert axe_violations(page, axe_js, sidebar) == []
     with dark_theme(page):
         background = sidebar.evaluate("(el) => getComputedStyle(el).backgroundColor")

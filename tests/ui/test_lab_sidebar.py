@@ -38,9 +38,17 @@ def test_every_handler_refuses_a_request_without_the_servers_token(lab_server):
     with httpx.Client(base_url=f"{lab_server.url}/mediagen/api/", timeout=10) as plain:
         for method, path in HANDLERS:
             assert plain.request(method, path).status_code == 403, (method, path)
-        answer = plain.get("state", headers={"Authorization": f"token {lab_server.token}"})
-    assert answer.status_code == 200
-    assert answer.json()["configured"] is True
+        token = {"Authorization": f"token {lab_server.token}"}
+        answer = plain.get("state", headers=token)
+        assert answer.status_code == 200
+        assert answer.json()["configured"] is True
+        # a page that knows a later version than the server (the server restarted) is answered
+        # at once, not after the long-poll's hold
+        started = time.monotonic()
+        ahead = plain.get("events?subscriber=restarted&since=999999", headers=token)
+        assert ahead.status_code == 200
+        assert time.monotonic() - started < 5
+        plain.delete("events?subscriber=restarted", headers=token)
 
 
 def test_sidebar_and_status_item_render(lab):

@@ -69,7 +69,7 @@ class EventsHandler(_Base):
             self.finish({"configured": False, "help": NO_KEY_HELP, "version": 0})
             return
         self.feed.subscribe(subscriber)
-        if since >= self.feed.version:
+        if since == self.feed.version:  # up to date: hold until something changes
             await self.feed.wait_newer(since, HOLD_SECONDS)
         self.feed.subscribe(subscriber)  # the lease counts from the answer
         self.finish(self.feed.snapshot())

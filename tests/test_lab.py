@@ -207,6 +207,16 @@ def test_lab_runs_jupyterlab_with_the_sandbox_and_stops_both(tmp_path: Path):
         assert answer_to_head(port, 4 * 1024 * 1024) == b""
         assert httpx.get(f"{base}/api/status", headers=headers, timeout=10).status_code == 200
 
+        # the sidebar's server extension uses the sandbox too, and hands out no key
+        state = httpx.get(f"{base}/mediagen/api/state", headers=headers, timeout=10).json()
+        assert state["configured"] is True
+        assert state["service"] == sandbox_url
+        events = f"{base}/mediagen/api/events?subscriber=test&since="
+        first = httpx.get(events + "-1", headers=headers, timeout=30).json()
+        live = httpx.get(events + str(first["version"]), headers=headers, timeout=30)
+        assert live.json()["credits"]["balance"] > 0
+        assert "mgsk_" not in live.text
+
         lab.process.send_signal(signal.SIGINT)  # what Ctrl-C does
         assert lab.process.wait(timeout=60) == 0
     finally:

@@ -1,0 +1,32 @@
+/** The status bar item: balance, today's spend, a spend limit's remainder; warns when low. */
+import { Widget } from '@lumino/widgets';
+
+import { Feed } from './feed';
+import { isLow, Snapshot, statusText } from './model';
+
+export class StatusItem extends Widget {
+  constructor(
+    feed: Feed,
+    private _onClick: () => void
+  ) {
+    super({ node: document.createElement('button') });
+    this.id = 'mediagen-status';
+    this.addClass('mg-lab-statusitem');
+    const button = this.node as HTMLButtonElement;
+    button.type = 'button';
+    button.title = 'mediagen: open the spend dashboard';
+    button.setAttribute('aria-label', 'mediagen credits: open the spend dashboard');
+    button.addEventListener('click', () => this._onClick());
+    this._show(feed.snapshot);
+    feed.changed.connect((_, snap) => this._show(snap), this);
+  }
+
+  private _show(snap: Snapshot | null): void {
+    const credits = snap && snap.configured ? snap.credits : null;
+    this.node.textContent = statusText(credits);
+    if (credits && credits.balance !== null && credits.balance !== undefined) {
+      this.node.dataset.balance = String(credits.balance);
+    }
+    this.node.classList.toggle('mg-lab-low', isLow(credits));
+  }
+}

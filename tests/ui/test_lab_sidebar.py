@@ -1,0 +1,415 @@
+"""mediagen's JupyterLab extension in real JupyterLab and Chromium, against the real sandbox.
+
+The Generations sidebar, the credits status item, the viewer, Insert and the spend panel, fed by
+the server extension's one poller. Every test fails on any browser console error, and the API
+key must never reach the page: not in a response, the DOM, localStorage or the console.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+from playwright.sync_api import expect
+from test_journeys import axe_js, axe_violations, dark_theme  # noqa: F401
+
+from conftest import LabServer, write_notebook
+from mediagen import Client
+
+SIDEBAR = "#mediagen-generations"
+STATUS = "#mediagen-status"
+HANDLERS = [
+    ("GET", "state"),
+    ("GET", "events?subscriber=t&since=-1"),
+    ("DELETE", "events?subscriber=t"),
+    ("GET", "poller"),
+    ("GET", "spend"),
+    ("GET", "media/0123/0"),
+    ("HEAD", "media/0123/0"),
+]
+
+
+def test_every_handler_refuses_a_request_without_the_servers_token(lab_server):
+    with httpx.Client(base_url=f"{lab_server.url}/mediagen/api/", timeout=10) as plain:
+        for method, path in HANDLERS:
+            assert plain.request(method, path).status_code == 403, (method, path)
+        token = {"Authorization": f"token {lab_server.token}"}
+        answer = plain.get("state", headers=token)
+        assert answer.status_code == 200
+        assert answer.json()["configured"] is True
+        # a page that knows a later version than the server (the server restarted) is answered
+        # at once, not after the long-poll's hold
+        started = time.monotonic()
+        ahead = plain.get("events?subscriber=restarted&since=999999", headers=token)
+        assert ahead.status_code == 200
+        assert time.monotonic() - started < 5
+        plain.delete("events?subscriber=restarted", headers=token)
+
+
+def test_sidebar_and_status_item_render(lab):
+    lab.open("sidebar-render.ipynb", ["1 + 1"])
+    page = lab.page
+    page.evaluate("window.jupyterapp.shell.activateById('mediagen-generations')")
+    expect(page.locator(SIDEBAR)).to_be_visible()
+    expect(page.locator(STATUS)).to_be_visible()
+    expect(page.locator(SIDEBAR).get_by_role("searchbox")).to_be_visible()
+    assert [m for m in lab.console if m.startswith("error")] == []
+
+
+# -- live rows, the status item and the key ------------------------------------------------
+
+SUBMIT = (
+    "import mediagen as mg\n"
+    "gen = mg.Client().images.create(model='pixel-pro', prompt='{prompt}', quality='low')\n"
+    "print(gen.id)"
+)
+ANOTHER_PROCESS = (
+    "import mediagen as mg\n"
+    "print(mg.Client(journal=False).images.create(model='pixel-pro', prompt='from a script',"
+    " quality='low').id)"
+)
+
+
+def row(page, generation_id: str):
+    return page.locator(f'{SIDEBAR} [data-generation-id="{generation_id}"]')
+
+
+def show_sidebar(page) -> None:
+    page.evaluate("window.jupyterapp.shell.activateById('mediagen-generations')")
+    expect(page.locator(SIDEBAR)).to_be_visible()
+
+
+def console_errors(lab, since: int) -> list[str]:
+    return [m for m in lab.console[since:] if m.startswith("error")]
+
+
+def printed(notebook, index: int) -> str:
+    notebook.wait_cell_done(index)
+    return notebook.output(index).first.inner_text().strip()
+
+
+@pytest.fixture
+def watched(lab):
+    """Every response the page gets from here on (their bodies are read at the end)."""
+    responses: list = []
+
+    def keep(response) -> None:
+        responses.append(response)
+
+    lab.page.on("response", keep)
+    start = len(lab.console)
+    yield responses
+    lab.page.remove_listener("response", keep)
+    assert console_errors(lab, start) == []
+
+
+def assert_key_never_reached_the_page(page, key: str, responses, console: list[str]) -> None:
+    needle = key.encode()
+    read = 0
+    for response in responses:
+        try:
+            body = response.body()
+        except Exception:  # noqa: S112 (a redirect or an aborted media range has no body)
+            continue
+        read += 1
+        assert needle not in body, response.url
+        assert key not in response.url
+        assert key not in str(response.headers)
+    assert read > 10, "too few responses were read to mean anything"
+    assert key not in page.content()
+    assert key not in page.evaluate("() => JSON.stringify({...localStorage})")
+    assert key not in page.evaluate("() => JSON.stringify({...sessionStorage})")
+    assert not any(key in message for message in console)
+
+
+def test_jobs_from_a_kernel_and_from_another_process_appear_live(
+    lab, lab_env, lab_tenant, sandbox, watched
+):
+    notebook = lab.open("sidebar-live.ipynb", [SUBMIT.format(prompt="a kite [[slow:4]]")])
+    page = lab.page
+    show_sidebar(page)
+    notebook.run_cell(0)
+    kernel_job = printed(notebook, 0)
+    started = time.monotonic()
+    expect(row(page, kernel_job)).to_have_count(1, timeout=3_000)
+    assert time.monotonic() - started < 3.0
+    expect(row(page, kernel_job)).to_have_attribute("data-status", "pending")
+    expect(row(page, kernel_job).locator("progress")).to_have_count(1)
+    expect(row(page, kernel_job)).to_have_attribute("data-status", "completed", timeout=15_000)
+    expect(row(page, kernel_job).locator("img")).to_have_count(1)
+
+    script = subprocess.run(
+        [sys.executable, "-c", ANOTHER_PROCESS],
+        env={**os.environ, **lab_env},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    script_job = script.stdout.strip()
+    started = time.monotonic()
+    expect(row(page, script_job)).to_have_count(1, timeout=3_000)
+    assert time.monotonic() - started < 3.0
+    # newest first
+    ids = page.locator(f"{SIDEBAR} [data-generation-id]").evaluate_all(
+        "(rows) => rows.map((r) => r.dataset.generationId)"
+    )
+    assert ids.index(script_job) < ids.index(kernel_job)
+
+    # the status item: GET /v1/credits after the charges, then after a top-up
+    client = Client(api_key=lab_tenant.api_key, base_url=sandbox.base_url, journal=False)
+    status = page.locator(STATUS)
+    expect(row(page, script_job)).to_have_attribute("data-status", "completed", timeout=15_000)
+    expect(status).to_have_attribute(
+        "data-balance", str(_number(client.credits.get().balance)), timeout=20_000
+    )
+    sandbox.admin.grant(lab_tenant.org_id, 250)
+    expect(status).to_have_attribute(
+        "data-balance", str(_number(client.credits.get().balance)), timeout=20_000
+    )
+    expect(status).to_contain_text("credits")
+    assert_key_never_reached_the_page(page, lab_tenant.api_key, watched, lab.console)
+
+
+def _number(value: float) -> float | int:
+    """As JavaScript's String(n) writes it: 99.5, or 100 for 100.0."""
+    return int(value) if float(value).is_integer() else value
+
+
+def test_two_tabs_share_one_poller(lab, lab_server, watched):
+    page = lab.page
+    lab.open("sidebar-tabs.ipynb", ["1 + 1"])
+    show_sidebar(page)
+    page.wait_for_function(
+        "() => document.querySelectorAll('#mediagen-generations [data-generation-id]').length > 0"
+    )
+    before = lab_server.api("/mediagen/api/poller")
+    assert before["running"]
+    assert before["subscribers"] == 1
+    second = page.context.new_page()
+    errors: list[str] = []
+    second.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    try:
+        second.goto(f"{lab_server.url}/lab?token={lab_server.token}&reset")
+        second.wait_for_function("window.jupyterapp && window.jupyterapp.started")
+        show_sidebar(second)
+        second.wait_for_function(
+            "() => document.querySelectorAll("
+            "'#mediagen-generations [data-generation-id]').length > 0"
+        )
+        time.sleep(6.5)
+        after = lab_server.api("/mediagen/api/poller")
+        assert after["subscribers"] == 2
+        assert after["pollers_started"] == before["pollers_started"]
+        # one list of the key's generations every 2 s, not one per tab
+        window = [t for t, _, p in after["requests"] if p == "/v1/generations"]
+        last = window[-1]
+        assert len([t for t in window if t > last - 6.0]) <= 4
+    finally:
+        second.close()
+    assert errors == []
+
+
+# -- the viewer, Insert, Copy id, filters, the spend panel ----------------------------------
+
+MAKE_MEDIA = (
+    "import mediagen as mg\n"
+    "c = mg.Client()\n"
+    "video = c.videos.create(**c.models.get('vidra-2').example('text_to_video'))\n"
+    "speech = c.audio.create(model='voxa-tts', text='Hello from the sidebar.', voice_name='Aria')\n"
+    "image = c.images.create(model='pixel-pro', prompt='a viewer kite', quality='low')\n"
+    "failed = c.images.create(model='pixel-pro', prompt='no [[fail:safety]]', quality='low')\n"
+    "print(video.id, speech.id, image.id, failed.id)"
+)
+
+
+def settled(page, generation_id: str, status: str = "completed"):
+    found = row(page, generation_id)
+    expect(found).to_have_attribute("data-status", status, timeout=60_000)
+    return found
+
+
+def test_viewer_insert_copy_and_filters(lab, watched):
+    page = lab.page
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    notebook = lab.open("sidebar-media.ipynb", [MAKE_MEDIA])
+    show_sidebar(page)
+    notebook.run_cell(0)
+    video, speech, image, failed = printed(notebook, 0).split()
+    for generation_id in (video, speech, image):
+        settled(page, generation_id)
+    settled(page, failed, "failed")
+
+    # the viewer: the image shows, the video and the speech play
+    settled(page, image).locator(".mg-lab-open").click()
+    viewer = page.locator(f"#mediagen-viewer-{image}")
+    expect(viewer.locator("img")).to_be_visible()
+    page.wait_for_function(
+        "(id) => document.querySelector(`#mediagen-viewer-${id} img`).naturalWidth > 0", arg=image
+    )
+    for generation_id, kind in ((video, "video"), (speech, "audio")):
+        row(page, generation_id).locator(".mg-lab-open").click()
+        player = page.locator(f"#mediagen-viewer-{generation_id} {kind}")
+        expect(player).to_have_count(1)
+        state = player.evaluate(
+            """async (el) => {
+                el.muted = true;
+                await el.play();
+                const start = performance.now();
+                while (el.readyState < 2 && performance.now() - start < 10000) {
+                    await new Promise((r) => setTimeout(r, 50));
+                }
+                return {paused: el.paused, readyState: el.readyState};
+            }"""
+        )
+        assert state["paused"] is False, state
+        assert state["readyState"] >= 2, state
+
+    # Insert: a cell that binds the generation, and it runs
+    page.evaluate(
+        "(path) => window.jupyterapp.shell.activateById(findPanel(path).id)", notebook.name
+    )
+    row(page, image).get_by_role("button", name="Insert").click()
+    cells = page.locator(f"#{notebook._panel_id()} .jp-Notebook .jp-Cell")
+    expect(cells).to_have_count(2)
+    assert f'generations.get("{image}")' in cells.nth(1).inner_text()
+    notebook.run_cell(1)
+    notebook.wait_cell_done(1)
+    expect(notebook.output(1).first).to_contain_text("completed")
+    assert (
+        notebook.output(1).locator("[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
+    )
+
+    # Copy id
+    row(page, image).get_by_role("button", name="Copy id").click()
+    expect(row(page, image).get_by_role("button", name="Copy id")).to_have_text("Copied")
+    assert page.evaluate("() => navigator.clipboard.readText()") == image
+
+    # filters and search
+    sidebar = page.locator(SIDEBAR)
+    sidebar.get_by_role("button", name="Failed").click()
+    expect(sidebar.locator("[data-generation-id]:not([data-status=failed])")).to_have_count(0)
+    expect(row(page, failed)).to_have_count(1)
+    sidebar.get_by_role("button", name="Failed").click()
+    sidebar.get_by_role("combobox", name="Model").select_option("voxa-tts")
+    expect(sidebar.locator("[data-generation-id]")).not_to_have_count(0)
+    expect(row(page, image)).to_have_count(0)
+    expect(row(page, speech)).to_have_count(1)
+    sidebar.get_by_role("combobox", name="Model").select_option("")
+    sidebar.get_by_role("searchbox").fill("viewer kite")
+    expect(sidebar.locator("[data-generation-id]")).to_have_count(1)
+    expect(row(page, image)).to_have_count(1)
+    sidebar.get_by_role("searchbox").fill("")
+    sidebar.get_by_role("button", name="Today").click()
+    expect(row(page, video)).to_have_count(1)
+    sidebar.get_by_role("button", name="Today").click()
+
+
+def test_spend_panel_from_the_status_item(lab, lab_tenant, sandbox, watched):
+    page = lab.page
+    client = Client(api_key=lab_tenant.api_key, base_url=sandbox.base_url, journal=False)
+    client.images.create(model="pixel-pro", prompt="a paid kite", quality="low").wait()
+    lab.open("sidebar-spend.ipynb", ["1 + 1"])
+    show_sidebar(page)
+    expect(page.locator(STATUS)).to_have_attribute("data-balance", re.compile(r"\d"))
+    page.locator(STATUS).click()
+    panel = page.locator("#mediagen-spend-panel")
+    table = panel.get_by_role("table")
+    expect(table).to_be_visible()
+    charged = round(sum(g.credits_charged or 0 for g in client.generations.list()), 2)
+    expect(table.locator("caption")).to_contain_text(f"{charged:g} credits")
+    assert table.locator("tbody tr").count() >= 1
+
+
+def test_sidebar_works_by_keyboard_and_passes_axe_in_both_themes(lab, axe_js, watched):  # noqa: F811
+    page = lab.page
+    notebook = lab.open("sidebar-axe.ipynb", [SUBMIT.format(prompt="an accessible kite")])
+    show_sidebar(page)
+    notebook.run_cell(0)
+    made = printed(notebook, 0)
+    settled(page, made)
+    sidebar = page.locator(SIDEBAR)
+    # keyboard: from the search box, Tab reaches the newest row's buttons; Enter opens it
+    sidebar.get_by_role("searchbox").focus()
+    page.keyboard.press("Tab")
+    expect(row(page, made).locator(".mg-lab-open")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(row(page, made).get_by_role("button", name="Insert")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(row(page, made).get_by_role("button", name="Copy id")).to_be_focused()
+    row(page, made).locator(".mg-lab-open").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(f"#mediagen-viewer-{made} img")).to_be_visible()
+    show_sidebar(page)
+    assert axe_violations(page, axe_js, sidebar) == []
+    with dark_theme(page):
+        background = sidebar.evaluate("(el) => getComputedStyle(el).backgroundColor")
+        assert background != "rgb(255, 255, 255)"
+        assert axe_violations(page, axe_js, sidebar) == []
+        assert axe_violations(page, axe_js, page.locator(STATUS)) == []
+
+
+def test_sidebar_in_notebook_7(tmp_path_factory, lab_env, lab):
+    made = Client(journal=False, **_connection(lab_env)).images.create(
+        model="pixel-pro", prompt="a Notebook 7 kite", quality="low"
+    )
+    server = LabServer(
+        tmp_path_factory.mktemp("nb7-sidebar"),
+        lab_env,
+        app="notebook",
+        app_class="JupyterNotebookApp",
+    )
+    write_notebook(server.root / "nb7.ipynb", ["1 + 1"])
+    context = lab.page.context.browser.new_context(viewport={"width": 1280, "height": 1000})
+    errors: list[str] = []
+    try:
+        page = context.new_page()
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(f"{server.url}/notebooks/nb7.ipynb?token={server.token}")
+        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started")
+        page.evaluate(
+            "() => window.jupyterapp.shell.expandLeft && window.jupyterapp.shell.expandLeft()"
+        )
+        page.evaluate("() => window.jupyterapp.shell.activateById('mediagen-generations')")
+        expect(page.locator(SIDEBAR)).to_be_visible()
+        expect(row(page, made.id)).to_be_visible(timeout=10_000)
+    finally:
+        context.close()
+        server.stop()
+    assert errors == []
+
+
+def _connection(env: dict[str, str]) -> dict[str, str]:
+    return {"api_key": env["MEDIAGEN_API_KEY"], "base_url": env["MEDIAGEN_BASE_URL"]}
+
+
+def test_without_a_key_the_sidebar_says_how_to_set_one(tmp_path_factory, sandbox, lab):
+    server = LabServer(
+        tmp_path_factory.mktemp("no-key"),
+        {"MEDIAGEN_API_KEY": "", "MEDIAGEN_BASE_URL": sandbox.base_url},
+    )
+    context = lab.page.context.browser.new_context(viewport={"width": 1280, "height": 1000})
+    errors: list[str] = []
+    try:
+        page = context.new_page()
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(f"{server.url}/lab?token={server.token}&reset")
+        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started")
+        show_sidebar(page)
+        message = page.locator(f"{SIDEBAR} [role=status]")
+        expect(message).to_contain_text("MEDIAGEN_API_KEY")
+        expect(message).to_contain_text("mediagen lab")
+        assert server.api("/mediagen/api/poller")["pollers_started"] == 0
+        # the media handler says what is wrong instead of failing
+        with httpx.Client(headers={"Authorization": f"token {server.token}"}) as authed:
+            answer = authed.get(f"{server.url}/mediagen/api/media/0123/0", timeout=10)
+        assert answer.status_code == 502
+    finally:
+        context.close()
+        server.stop()
+    assert errors == []

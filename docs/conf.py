@@ -127,6 +127,12 @@ def _stop_sandbox(*_: Any) -> None:
         _state["sandbox"] = None
 
 
+def _start_sandbox(app: Any) -> None:
+    """Started before the pages are read, so with ``-j N`` every reading process shares it."""
+    if app.config.nb_execution_mode != "off":
+        _sandbox()
+
+
 def _connect_page(app: Any, docname: str, source: list[str]) -> None:
     """Before a page is read (and executed): its own tenant and cache in the kernel's env."""
     text = source[0]
@@ -159,6 +165,7 @@ def _public_name(app: Any, env: Any, node: Any, contnode: Any) -> Any:
 
 def setup(app: Any) -> dict[str, Any]:
     app.connect("missing-reference", _public_name)
+    app.connect("builder-inited", _start_sandbox)
     app.connect("source-read", _connect_page)
     app.connect("build-finished", _stop_sandbox)
-    return {"parallel_read_safe": False}
+    return {"parallel_read_safe": True}

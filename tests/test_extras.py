@@ -105,3 +105,25 @@ def test_with_every_extra_installed_nothing_is_refused():
 
     for extra in EXTRAS:
         require(extra, "this test")
+
+
+def test_looking_for_pandas_before_importing_it_keeps_the_accessor_coming():
+    """A check for an installed extra looks pandas up (``find_spec``) before anything imports
+    it; ``df.mediagen`` must still appear when pandas is imported afterwards."""
+    import subprocess
+
+    script = (
+        "import sys, importlib.util\n"
+        "import mediagen\n"
+        "from mediagen._extras import TABLES, require\n"
+        "assert 'pandas' not in sys.modules\n"
+        "require('notebook', 'a check', TABLES)\n"
+        "assert importlib.util.find_spec('pandas') is not None\n"
+        "import pandas as pd\n"
+        "print(hasattr(pd.DataFrame({'a': [1]}), 'mediagen'))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "True\n"

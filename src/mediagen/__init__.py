@@ -184,13 +184,16 @@ class _PandasWatch:
     registration, run right after pandas loads), so ``import mediagen`` never loads pandas.
 
     A finder on ``sys.meta_path`` that answers for ``pandas`` only: it asks the finders after
-    it for pandas' spec and wraps that loader's ``exec_module``; then it leaves the path."""
+    it for pandas' spec and wraps that loader's ``exec_module``; it leaves the path once pandas
+    is loaded. A lookup that loads nothing (``importlib.util.find_spec("pandas")``, as a check
+    for an installed extra makes) leaves it watching for the real import."""
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
         if name != "pandas":
             return None
-        _unwatch()
         for finder in sys.meta_path:
+            if isinstance(finder, _PandasWatch):
+                continue
             spec = getattr(finder, "find_spec", lambda *_: None)(name, path, target)
             if spec is not None:
                 break
@@ -199,9 +202,11 @@ class _PandasWatch:
         loader = spec.loader
         run = getattr(loader, "exec_module", None)
         if run is None:
+            _unwatch()
             return spec
 
         def exec_module(module: Any) -> None:
+            _unwatch()
             run(module)
             _register_accessor()
 

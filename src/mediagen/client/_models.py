@@ -390,7 +390,7 @@ class ModelInfo(_Model):
     @property
     def catalog(self) -> Catalog:
         """The catalog's rules for this model: local validation and the estimate's query
-        (:class:`mediagen.pricing.catalog.Catalog`)."""
+        (``mediagen.pricing.catalog.Catalog``)."""
         from mediagen.pricing.catalog import Catalog
 
         return Catalog(self.raw)

@@ -1,4 +1,5 @@
-"""The documentation site builds with warnings as errors (``scripts/build-docs``).
+"""The documentation site builds with warnings as errors (``scripts/build-docs``), and its
+API reference has every public name.
 
 ``sphinx-build -W --keep-going -n`` fails on a broken cross-reference, a name in a signature it
 cannot resolve, a page outside every table of contents, a docstring that is not valid
@@ -8,6 +9,7 @@ that raises when run against the sandbox the build starts. No link is checked on
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 from pathlib import Path
 
@@ -47,6 +49,15 @@ def test_the_site_builds_without_a_warning(tmp_path):
     for name in notebooks:
         html = (out / "tutorials" / f"{name}.html").read_text(encoding="utf-8")
         assert 'class="cell_output' in html, f"{name}: no outputs rendered"
+    reference = "".join(p.read_text(encoding="utf-8") for p in (out / "api").glob("*.html"))
+    for module_name in ("mediagen", "mediagen.widgets", "mediagen.datasets", "mediagen.history"):
+        module = importlib.import_module(module_name)
+        missing = [
+            name
+            for name in module.__all__
+            if name != "__version__" and f'id="{module_name}.{name}"' not in reference
+        ]
+        assert not missing, f"not in the API reference: {module_name}.{missing}"
     quickstart = (out / "tutorials" / "01_quickstart.html").read_text(encoding="utf-8")
     assert "data:image/" in quickstart  # the media are in the page
     assert "Traceback" not in quickstart

@@ -181,8 +181,7 @@ class AsyncModels(_ModelsBase):
         return await self._client._run(within(self._estimate_request(request), timeout))
 
     async def estimate_many(self, requests: Iterable[Mapping[str, Any]]) -> builtins.list[Estimate]:
-        """The prices of many requests; those whose price depends on the same things share one
-        estimate call."""
+        """One quote per request (for showing a batch's total before submitting it)."""
         return await self._client._run(self._estimate_many(requests))
 
 

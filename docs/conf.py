@@ -60,7 +60,7 @@ html_theme_options = {
 html_sidebars = {"index": [], "getting-started": []}
 
 # -- the API reference -------------------------------------------------------------------------
-autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": False}
+autodoc_default_options = {"members": True, "undoc-members": True}
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
 autodoc_typehints_format = "short"

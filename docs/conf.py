@@ -134,10 +134,15 @@ def _start_sandbox(app: Any) -> None:
 
 
 def _connect_page(app: Any, docname: str, source: list[str]) -> None:
-    """Before a page is read (and executed): its own tenant and cache in the kernel's env."""
-    text = source[0]
-    if app.env.doc2path(docname).suffix == ".ipynb" or "{code-cell}" in text:
-        os.environ.update(_sandbox().env_for(Path(docname.replace("/", "-"))))
+    """Before a page is read (and executed): its own tenant and cache in the kernel's env.
+
+    Only the sandbox the main process started is used (a reading process forked by ``-j``
+    shares it): a process that could not stop what it started never starts one."""
+    sandbox = _state["sandbox"]
+    if sandbox is None:  # execution is off: nothing runs
+        return
+    if app.env.doc2path(docname).suffix == ".ipynb" or "{code-cell}" in source[0]:
+        os.environ.update(sandbox.env_for(Path(docname.replace("/", "-"))))
 
 
 def _public_name(app: Any, env: Any, node: Any, contnode: Any) -> Any:

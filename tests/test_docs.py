@@ -10,9 +10,11 @@ that raises when run against the sandbox the build starts. No link is checked on
 from __future__ import annotations
 
 import importlib
+import os
 import subprocess
 from pathlib import Path
 
+import psutil
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,8 +22,20 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.docs, pytest.mark.slow, pytest.mark.timeout(900)]
 
 
+def _sandboxes_under(folder: Path) -> list[str]:
+    """Running sandbox processes whose data lives under ``folder``."""
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        command = " ".join(process.info["cmdline"] or ())
+        if "mediagen_sandbox" in command and str(folder) in command:
+            found.append(command)
+    return found
+
+
 def test_the_site_builds_without_a_warning(tmp_path):
     out = tmp_path / "html"
+    temp = tmp_path / "tmp"  # the build's temporary files (its sandbox's data) go here
+    temp.mkdir()
     done = subprocess.run(
         [ROOT / "scripts" / "build-docs", out],
         cwd=ROOT,
@@ -29,8 +43,10 @@ def test_the_site_builds_without_a_warning(tmp_path):
         text=True,
         timeout=880,
         check=False,
+        env={**os.environ, "TMPDIR": str(temp)},
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-8000:]
+    assert not _sandboxes_under(temp), "the build left a sandbox running"
     pages = {p.relative_to(out).as_posix() for p in out.rglob("*.html")}
     for page in (
         "index.html",

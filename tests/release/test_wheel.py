@@ -206,6 +206,27 @@ def test_a_command_without_its_extra_prints_one_line_and_exits_1(venv, command, 
     assert done.stderr.count("\n") == 1
 
 
+def test_df_mediagen_with_pandas_alone_names_the_notebook_extra(venv):
+    """pandas installed by hand but not the notebook extra: ``df.mediagen`` is there (it is
+    registered when pandas is imported) and says which extra it needs. Runs after the checks
+    above, which hold with pandas installed too."""
+    bin_dir, cwd = venv
+    _pip_install(bin_dir, "pandas", cwd=cwd)
+    script = (
+        "import mediagen as mg\n"
+        "import pandas as pd\n"
+        "try:\n"
+        "    pd.DataFrame({'caption': ['a teapot']}).mediagen.plan(model='pixel-1')\n"
+        "except mg.MissingExtraError as e:\n"
+        "    print(e)\n"
+    )
+    said = _run(bin_dir / "python", "-c", script, cwd=cwd).stdout
+    assert said == (
+        "df.mediagen needs the notebook extra (no module named 'pyarrow'): "
+        'pip install "mediagen[notebook]"\n'
+    )
+
+
 def test_with_the_sandbox_extra_a_real_generation_runs(tmp_path, wheel):
     """A venv of its own (the bare one above stays bare), with the sandbox extra."""
     bin_dir, cwd = _fresh_venv(tmp_path, f"{wheel}[sandbox]")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from mediagen._version import __version__
 
 if TYPE_CHECKING:  # what editors and type checkers read; loaded on first use (below)
+    from mediagen._extras import MissingExtraError
     from mediagen.client import (
         APIConnectionError,
         APIError,
@@ -84,6 +85,7 @@ __all__ = [
     "MediagenError",
     "MemberLimit",
     "MissingAPIKeyError",
+    "MissingExtraError",
     "ModelInfo",
     "NotFoundError",
     "PaymentRequiredError",
@@ -110,6 +112,7 @@ __all__ = [
 
 def studio(client=None, **options):
     """The whole studio in one cell (imports the widgets on first use)."""
+    _require_notebook("mediagen.studio()")
     from mediagen.widgets import studio as _studio
 
     return _studio(client, **options)
@@ -119,6 +122,7 @@ def compare(prompts, settings=None, client=None, *, models=None, **options):
     """A prompt x model grid, priced before anything runs: the columns are ``models=`` (ids,
     or dicts of a model and its fields), also accepted second or as ``settings=``
     (``mediagen.widgets.Compare``: ``run=``, ``budget=``, ``concurrency=``)."""
+    _require_notebook("mediagen.compare()")
     from mediagen.widgets import compare as _compare
 
     return _compare(prompts, settings, client, models=models, **options)
@@ -126,6 +130,7 @@ def compare(prompts, settings=None, client=None, *, models=None, **options):
 
 def _load_compare(path, client=None, **options):
     """A grid saved with ``grid.save(path)``, back without pricing or running anything again."""
+    _require_notebook("mediagen.compare.load()")
     from mediagen.widgets import Compare
 
     return Compare.load(path, client, **options)
@@ -137,6 +142,7 @@ compare.load = _load_compare  # type: ignore[attr-defined]  # mediagen.compare.l
 def spend_dashboard(client=None, **options):
     """What was spent, on what, and what failed: filters, a date range, plots and a sortable,
     searchable table (``mediagen.widgets.spend_dashboard.SpendDashboard``)."""
+    _require_notebook("mediagen.spend_dashboard()")
     from mediagen.client import Client
     from mediagen.widgets.spend_dashboard import SpendDashboard
 
@@ -145,6 +151,7 @@ def spend_dashboard(client=None, **options):
 
 def load_ipython_extension(ipython):
     """``%load_ext mediagen``: the magics and display formatters (see ``mediagen.magics``)."""
+    _require_notebook("%load_ext mediagen")
     from mediagen.magics import load_ipython_extension as _load
 
     _load(ipython)
@@ -154,6 +161,14 @@ def unload_ipython_extension(ipython):
     from mediagen.magics import unload_ipython_extension as _unload
 
     _unload(ipython)
+
+
+def _require_notebook(feature: str) -> None:
+    """Raise ``MissingExtraError`` (one line naming ``pip install "mediagen[notebook]"``) when
+    the notebook extra's packages are not installed."""
+    from mediagen._extras import require
+
+    require("notebook", feature)
 
 
 def col(name: str) -> Any:
@@ -169,13 +184,16 @@ class _PandasWatch:
     registration, run right after pandas loads), so ``import mediagen`` never loads pandas.
 
     A finder on ``sys.meta_path`` that answers for ``pandas`` only: it asks the finders after
-    it for pandas' spec and wraps that loader's ``exec_module``; then it leaves the path."""
+    it for pandas' spec and wraps that loader's ``exec_module``; it leaves the path once pandas
+    is loaded. A lookup that loads nothing (``importlib.util.find_spec("pandas")``, as a check
+    for an installed extra makes) leaves it watching for the real import."""
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
         if name != "pandas":
             return None
-        _unwatch()
         for finder in sys.meta_path:
+            if isinstance(finder, _PandasWatch):
+                continue
             spec = getattr(finder, "find_spec", lambda *_: None)(name, path, target)
             if spec is not None:
                 break
@@ -184,9 +202,11 @@ class _PandasWatch:
         loader = spec.loader
         run = getattr(loader, "exec_module", None)
         if run is None:
+            _unwatch()
             return spec
 
         def exec_module(module: Any) -> None:
+            _unwatch()
             run(module)
             _register_accessor()
 
@@ -217,11 +237,19 @@ def __getattr__(name: str) -> Any:
     if name in _CLUSTERS:  # mediagen.dask.generate(ddf, ...), mediagen.spark.generate(sdf, ...)
         import importlib
 
+        from mediagen._extras import require
+
+        require(name, f"mediagen.{name}")
+
         return importlib.import_module(_CLUSTERS[name])
     if name == "datasets":
         import importlib
 
         return importlib.import_module("mediagen.datasets")
+    if name == "MissingExtraError":
+        from mediagen._extras import MissingExtraError
+
+        return MissingExtraError
     if name in __all__:  # one of the client's names (the rest are bound above)
         from mediagen import client
 

@@ -15,20 +15,17 @@ the process (Windows) the server runs as a child, with Ctrl-C / SIGTERM forwarde
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import signal
 import subprocess
 import sys
 
+from mediagen._extras import SANDBOX, MissingExtraError, require
+from mediagen._version import __version__
+
 
 def _sandbox(args: argparse.Namespace) -> int:
-    if importlib.util.find_spec("mediagen_sandbox") is None:
-        print(
-            "mediagen sandbox needs the sandbox extra: pip install 'mediagen[sandbox]'",
-            file=sys.stderr,
-        )
-        return 1
+    require("sandbox", "mediagen sandbox", ("mediagen_sandbox", *SANDBOX))
     cmd = [sys.executable, "-m", "mediagen_sandbox", "--host", args.host, "--port", str(args.port)]
     if args.data_dir:
         cmd += ["--data-dir", args.data_dir]
@@ -61,6 +58,7 @@ def _sandbox(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mediagen", description="mediagen command line")
+    parser.add_argument("--version", action="version", version=f"mediagen {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     sandbox = sub.add_parser("sandbox", help="run the local media generation service")
     sandbox.add_argument("--host", default="127.0.0.1")
@@ -79,11 +77,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command; a missing extra is one line on stderr naming its ``pip install`` and
+    exit status 1, not a traceback."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["lab"]:
-        # The lab command owns its options (and its --help); parse them there.
-        from mediagen.cli._lab import main as lab_main
+    try:
+        if argv[:1] == ["lab"]:
+            # The lab command owns its options (and its --help); parse them there.
+            from mediagen.cli._lab import main as lab_main
 
-        return lab_main(argv[1:])
-    args = build_parser().parse_args(argv)
-    return args.func(args)
+            return lab_main(argv[1:])
+        args = build_parser().parse_args(argv)
+        return int(args.func(args))
+    except MissingExtraError as missing:
+        print(missing, file=sys.stderr)
+        return 1

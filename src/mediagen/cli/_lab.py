@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from mediagen._extras import require
 from mediagen.cli import _tether
 
 ENV_BASE_URL = "MEDIAGEN_BASE_URL"
@@ -238,6 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cut = argv.index("--")
         argv, extra = argv[:cut], argv[cut + 1 :]
     args = build_parser().parse_args(argv)
+    require("lab", "mediagen lab")
     notebook_dir = (args.notebook_dir or default_notebook_dir()).resolve()
     if not notebook_dir.is_dir():
         _say(f"no such notebook directory: {notebook_dir}")

@@ -83,6 +83,7 @@ class AsyncDriver(BaseClient):
         self.uploads = AsyncUploads(self)
 
     async def aclose(self) -> None:
+        """Close the HTTP connections (done on leaving an ``async with`` block)."""
         if self._owns_http:
             await self._http.aclose()
         if self._twin is not None:

@@ -86,6 +86,7 @@ class AsyncGenerations(_GenerationsBase, Generic[AwaitingT]):
     async def get(
         self, generation_id: str, *, timeout: float | None = None
     ) -> Generation[AwaitingT]:
+        """The generation ``generation_id`` as it is now (``GET /v1/generations/{id}``)."""
         return await self._client._run(within(self._get(generation_id), timeout))
 
     def list(
@@ -140,11 +141,15 @@ class AsyncGenerations(_GenerationsBase, Generic[AwaitingT]):
     async def recover(
         self, *, timeout: float | None = None
     ) -> builtins.list[Generation[AwaitingT]]:
+        """Find the jobs of submits whose answer never arrived, by their idempotency keys; nothing
+        is submitted (as ``Client.generations.recover``)."""
         return await self._client._run(within(self._recover(), timeout))
 
     async def resume(
         self, *, wait: bool = False, download: bool | None = None, timeout: float | None = None
     ) -> builtins.list[Generation[AwaitingT]]:
+        """Re-attach after a kernel restart: the current state of every journaled pending job (as
+        ``Client.generations.resume``; ``wait=True`` also waits for the rest)."""
         return await self._client._run(within(self._resume(wait, download), timeout))
 
 
@@ -156,26 +161,32 @@ class AsyncModels(_ModelsBase):
     async def list(
         self, *, type: str | None = None, timeout: float | None = None
     ) -> builtins.list[ModelInfo]:
+        """The catalog: every model (of ``type``, when given)."""
         return await self._client._run(within(self._list(type), timeout))
 
     async def get(
         self, model_id: str, *, refresh: bool = False, timeout: float | None = None
     ) -> ModelInfo:
+        """One model's catalog entry: modes, parameters, prices, its example request."""
         return await self._client._run(within(self._get(model_id, refresh), timeout))
 
     async def estimate(
         self, model_id: str, *, timeout: float | None = None, **query: Any
     ) -> Estimate:
+        """The estimate endpoint with its query parameters as given (``estimate_request`` builds
+        them from a request)."""
         return await self._client._run(within(self._estimate(model_id, query), timeout))
 
     async def estimate_request(
         self, request: Mapping[str, Any], *, timeout: float | None = None
     ) -> Estimate:
+        """The price of exactly this request (a dict of body fields); nothing is submitted."""
         return await self._client._run(within(self._estimate_request(request), timeout))
 
     async def estimate_many(
         self, requests: Iterable[Mapping[str, Any]], *, timeout: float | None = None
     ) -> builtins.list[Estimate]:
+        """One quote per request (for showing a batch's total before submitting it)."""
         return await self._client._run(within(self._estimate_many(requests), timeout))
 
 
@@ -185,6 +196,7 @@ class AsyncCreditsResource(_Resource):
     _client: AwaitingClient
 
     async def get(self, *, timeout: float | None = None) -> Credits:
+        """The credits: balance, reserved, plan, discount and the member's cap."""
         return await self._client._run(within(read_credits(self._client), timeout))
 
 
@@ -196,6 +208,8 @@ class AsyncUploads(_UploadsBase):
     async def create(
         self, *, filename: str, content_type: str, size_bytes: int, timeout: float | None = None
     ) -> UploadTicket:
+        """Register an upload; returns the ticket (``upload_url``, ``required_headers``,
+        ``expires_at``) to send the bytes with."""
         return await self._client._run(
             within(self._register(filename, content_type, size_bytes), timeout)
         )
@@ -209,6 +223,7 @@ class AsyncUploads(_UploadsBase):
         ticket: UploadTicket | None = None,
         timeout: float | None = None,
     ) -> Asset:
+        """Register a file (a path or bytes) and send it; returns its :class:`~mediagen.Asset`."""
         return await self._client._run(
             within(self._upload(source, filename, content_type, ticket), timeout)
         )

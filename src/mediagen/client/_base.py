@@ -112,10 +112,12 @@ class BaseClient:
 
     @property
     def base_url(self) -> str:
+        """The service's base URL (the key is never part of it)."""
         return self._config.base_url
 
     @property
     def cache_dir(self) -> Path:
+        """Where outputs, the journal and the history store are kept (``MEDIAGEN_CACHE_DIR``)."""
         return self._config.cache_dir
 
     @property

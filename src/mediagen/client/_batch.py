@@ -47,6 +47,7 @@ class BatchItem(Generic[ClientT]):
 
     @property
     def ok(self) -> bool:
+        """The item was submitted: it has a generation and no error."""
         return self.error is None and self.generation is not None
 
     def __repr__(self) -> str:
@@ -72,6 +73,7 @@ class BatchResult(list[BatchItem[ClientT]], Generic[ClientT]):
 
     @property
     def errors(self) -> list[BatchItem[ClientT]]:
+        """The items that were not submitted, each with its ``error``."""
         return [item for item in self if item.error is not None]
 
     def __repr__(self) -> str:

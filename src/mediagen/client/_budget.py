@@ -31,6 +31,7 @@ class Budget:
 
     @property
     def remaining(self) -> float:
+        """Credits left: the limit minus what was reserved so far."""
         return round(self.limit - self.spent, 2)
 
     def reserve(self, credits: float) -> None:
@@ -161,9 +162,12 @@ class SpendLimit(Budget):
 
     @property
     def remaining(self) -> float:
+        """Credits left in the tightest window (what the next submit is measured against)."""
         return min(round(limit - self.spent_in(w), 2) for w, limit in self.limits.items())
 
     def spent_in(self, window: str) -> float:
+        """Credits spent in ``window``: ``"daily"`` (the last 24 hours) or ``"weekly"`` (the last
+        7 days)."""
         since = self._clock() - WINDOWS[window]
         return round(sum(c for t, c in self._entries() if t > since), 2)
 

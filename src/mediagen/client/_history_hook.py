@@ -13,6 +13,8 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
+from mediagen._extras import TABLES, require
+
 #: ``builder(client, *, store, sync, rebuild, on_page, **filters) -> pandas.DataFrame``;
 #: ``on_page(page)`` is called as each page arrives, ``len(page)`` its generations
 Builder = Callable[..., Any]
@@ -30,6 +32,7 @@ def register(builder: Builder) -> None:
 
 def builder() -> Builder:
     if _builder is None:
+        require("notebook", "client.generations.to_dataframe()", TABLES)
         importlib.import_module(PROVIDER)
     if _builder is None:  # pragma: no cover - the provider always registers
         raise RuntimeError(f"{PROVIDER} did not register a history table builder")

@@ -82,6 +82,8 @@ class _Model:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None, **bind: Any) -> Self:
+        """Build the model from the service's JSON object; fields the client does not know are kept
+        in ``extra``."""
         data = dict(data or {})
         names = {f.name for f in dataclasses.fields(cls) if f.init} - {"raw"}
         values: dict[str, Any] = {}
@@ -112,6 +114,7 @@ class _Model:
         return self.raw[name]
 
     def get(self, name: str, default: Any = None) -> Any:
+        """A field by name, known or not (``extra``), else ``default``."""
         return self.raw.get(name, default)
 
     def __eq__(self, other: object) -> bool:
@@ -170,6 +173,7 @@ class GenerationOutput(_Model, Generic[ClientT]):
 
     @property
     def generation_id(self) -> str | None:
+        """The id of the generation this output belongs to (None when built without one)."""
         return getattr(self, "_generation_id", None)
 
     @property
@@ -307,10 +311,12 @@ class Generation(_Model, Generic[ClientT]):
 
     @property
     def failed(self) -> bool:
+        """The job ended in failure: ``error`` says why (nothing is charged for it)."""
         return self.status == "failed"
 
     @property
     def completed(self) -> bool:
+        """The job ended with its outputs."""
         return self.status == "completed"
 
     def raise_for_error(self) -> Self:
@@ -407,12 +413,15 @@ class ModelInfo(_Model):
 
     @property
     def catalog(self) -> Catalog:
+        """The catalog's rules for this model: local validation and the estimate's query
+        (``mediagen.pricing.catalog.Catalog``)."""
         from mediagen.pricing.catalog import Catalog
 
         return Catalog(self.raw)
 
     @property
     def mode_ids(self) -> list[str]:
+        """The ids of this model's modes, in catalog order."""
         return [str(m.get("id")) for m in self.modes if isinstance(m, Mapping)]
 
     def example(self, mode: str | None = None) -> dict[str, Any]:
@@ -511,6 +520,7 @@ class UploadTicket(_Model):
     _shown: ClassVar[tuple[str, ...]] = ("asset_id", "media_type", "status", "expires_at")
 
     def expired(self, now: dt.datetime | None = None, margin: float = 5.0) -> bool:
+        """Whether the upload URL has expired, or will within ``margin`` seconds of ``now``."""
         if self.expires_at is None:
             return False
         now = now or dt.datetime.now(dt.timezone.utc)

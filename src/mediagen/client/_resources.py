@@ -342,6 +342,8 @@ class _GenerationListBase:
         return within(listing, self._timeout)
 
     def to_dataframe(self, **options: Any) -> pd.DataFrame:
+        """This list's generations as a DataFrame (the columns of
+        ``client.generations.to_dataframe()``)."""
         filters = {k: v for k, v in self._query.items() if k not in ("limit", "after")}
         return self._resource.to_dataframe(**filters, **options)
 

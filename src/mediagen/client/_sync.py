@@ -111,6 +111,7 @@ class SyncDriver(BaseClient):
     # --- lifecycle ------------------------------------------------------------------------
 
     def close(self) -> None:
+        """Close the HTTP connections (done on leaving a ``with`` block)."""
         if self._owns_http:
             self._http.close()
 

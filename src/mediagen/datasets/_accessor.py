@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from mediagen._extras import TABLES, require
 from mediagen.datasets import _plan
 
 NAME = "mediagen"
@@ -25,10 +26,12 @@ class MediagenAccessor:
 
     def plan(self, client: Any = None, **options: Any) -> _plan.Plan:
         """``mediagen.datasets.plan(df, ...)``: check and price every row; nothing is sent."""
+        require("notebook", "df.mediagen", TABLES)
         return _plan.plan(self._frame, client, **options)
 
     def generate(self, client: Any = None, **options: Any) -> pd.DataFrame:
         """``mediagen.datasets.generate(df, ...)``: plan and run in one call."""
+        require("notebook", "df.mediagen", TABLES)
         return _plan.generate(self._frame, client, **options)
 
 

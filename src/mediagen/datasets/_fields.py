@@ -94,6 +94,7 @@ class PlanSpec:
         return list(dict.fromkeys(found))
 
     def check_columns(self, df: pd.DataFrame) -> None:
+        """Raise :class:`PlanError` naming each column the fields name that ``df`` lacks."""
         missing = [c for c in self.columns() if c not in df.columns]
         if missing:
             where = [

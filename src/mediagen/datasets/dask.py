@@ -20,8 +20,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
+from mediagen._extras import require
 from mediagen.datasets._cluster import ClusterRun, named_columns, plan_on_driver
 from mediagen.datasets._schema import RESULT_COLUMNS
+
+require("dask", "mediagen.dask")
 
 if TYPE_CHECKING:
     import dask.dataframe as dd

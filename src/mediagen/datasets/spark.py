@@ -25,8 +25,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from mediagen._extras import require
 from mediagen.datasets._cluster import ClusterRun, named_columns, plan_on_driver
 from mediagen.datasets._schema import RESULT_COLUMNS
+
+require("spark", "mediagen.spark")
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -55,6 +55,7 @@ class BatchForecast:
 
     @property
     def based_on(self) -> int:
+        """How many past generations the forecast rests on."""
         return sum(g.based_on for g in self.groups)
 
     @property
@@ -63,6 +64,7 @@ class BatchForecast:
         return [g for g in self.groups if not g.enough]
 
     def summary(self) -> str:
+        """The forecast in one sentence (or why there is none yet)."""
         if self.p50_seconds is None:
             return (
                 f"{_jobs(self.jobs)}: no time forecast yet ({self._why_not()}); "

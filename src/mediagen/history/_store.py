@@ -86,6 +86,7 @@ class HistoryStore:
 
     @classmethod
     def for_client(cls, client: Any) -> HistoryStore:
+        """The store of ``client``'s service and key, under its cache folder."""
         return cls(default_root(client))
 
     def __repr__(self) -> str:

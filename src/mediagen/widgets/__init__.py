@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from mediagen._extras import require
+
 _EXPORTS = {
     "Compare": "mediagen.widgets._compare",
     "CreditMeter": "mediagen.widgets.credits",
@@ -33,6 +35,7 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'mediagen.widgets' has no attribute {name!r}")
+    require("notebook", f"mediagen.widgets.{name}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -38,6 +38,7 @@ class ReportsErrors(traitlets.HasTraits):
         log.warning("%s%s", f"{context}: " if context else "", message, exc_info=exc)
 
     def clear_error(self) -> None:
+        """Hide the error the widget shows."""
         self.error = ""
 
     @contextlib.contextmanager

@@ -124,6 +124,7 @@ class MediaSource(traitlets.HasTraits):
         return item
 
     def forget_media(self, key: str) -> None:
+        """Drop the media kept for ``key``: its bytes leave the widget's state."""
         self._media_items.pop(key, None)
 
     @command

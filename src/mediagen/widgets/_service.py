@@ -81,6 +81,7 @@ class Service:
     # -- catalog, prices, credits ----------------------------------------------------------
 
     async def models(self) -> list[dict[str, Any]]:
+        """The catalog, each model as its JSON object."""
         return [as_json(m) for m in await self.aclient().models.list()]
 
     def models_started(self) -> Awaitable[list[dict[str, Any]]]:
@@ -93,6 +94,7 @@ class Service:
         return _tasks.started(lambda: [as_json(m) for m in blocking()])
 
     async def estimate(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The service's estimate of ``request``, as its JSON object."""
         models = self.aclient().models
         for name in ("estimate_request", "estimate_for"):
             helper = getattr(models, name, None)
@@ -101,15 +103,18 @@ class Service:
         raise RuntimeError("the client has no models.estimate_request(request)")
 
     async def credits(self) -> dict[str, Any]:
+        """The credits, as their JSON object."""
         return as_json(await self.aclient().credits.get())
 
     # -- generations -----------------------------------------------------------------------
 
     async def submit(self, kind: str, request: Mapping[str, Any], idempotency_key: str) -> Any:
+        """Submit ``request`` as a ``kind`` (image, video, audio) job with ``idempotency_key``."""
         resource = getattr(self.aclient(), KIND_RESOURCES[kind])
         return await resource.create(**{**request, "idempotency_key": idempotency_key})
 
     async def get(self, generation_id: str) -> Any:
+        """The generation ``generation_id`` as it is now."""
         return await self.aclient().generations.get(generation_id)
 
     async def wait(self, generation: Any, on_update: Any = None) -> Any:
@@ -120,6 +125,7 @@ class Service:
         )
 
     async def recent(self, limit: int = 200, **filters: Any) -> list[Any]:
+        """The latest ``limit`` generations (newest first), filtered as ``generations.list``."""
         found: list[Any] = []
         async for generation in self.aclient().generations.list(**filters):
             found.append(generation)
@@ -180,6 +186,7 @@ class Service:
     # -- files -----------------------------------------------------------------------------
 
     async def upload(self, name: str, content_type: str, data: bytes) -> str:
+        """Upload ``data`` as a file named ``name``; returns its asset id."""
         uploaded = await self.aclient().uploads.upload(
             data, filename=name, content_type=content_type
         )

@@ -60,9 +60,12 @@ class StaticFallback:
     _live_snapshot: LiveSnapshot | None = None
 
     def snapshot_text(self) -> str:
+        """One line saying what the widget holds, for front ends that show text only."""
         return type(self).__name__
 
     def snapshot_html(self) -> str:
+        """The static HTML of what the widget holds: what a saved notebook, nbconvert or GitHub
+        shows where no widget view runs."""
         return f"<div>{_html.escape(self.snapshot_text())}</div>"
 
     def widget_label(self) -> str:
@@ -97,6 +100,7 @@ class StaticFallback:
         self._live_snapshot.show(view, metadata or {})
 
     def close(self) -> None:
+        """Close the widget and stop keeping its snapshot output in step."""
         if self._live_snapshot is not None:
             self._live_snapshot.stop()
             self._live_snapshot = None

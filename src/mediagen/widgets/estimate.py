@@ -262,6 +262,7 @@ class LiveEstimate(StaticFallback, MediagenWidget):
 
     @property
     def generation_id(self) -> str | None:
+        """The id of the generation last submitted from this estimate, if any."""
         return read_field(self.last_generation, "id")
 
     def snapshot_text(self) -> str:

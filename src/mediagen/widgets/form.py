@@ -113,6 +113,7 @@ class RequestForm(StaticFallback, MediagenWidget):
 
     @property
     def entry(self) -> dict[str, Any] | None:
+        """The catalog entry of the model the form is built for (None before one is chosen)."""
         return self._entry
 
     # -- reading ---------------------------------------------------------------------------
@@ -126,9 +127,11 @@ class RequestForm(StaticFallback, MediagenWidget):
 
     @property
     def valid(self) -> bool:
+        """A model is chosen and no field has an issue: the request can be sent."""
         return self._entry is not None and not self.issues
 
     def set_value(self, name: str, value: Any) -> None:
+        """Set one field's value, as if typed."""
         self.values = {**self.values, name: value}
 
     # -- references (chaining and uploads) -------------------------------------------------
@@ -154,9 +157,12 @@ class RequestForm(StaticFallback, MediagenWidget):
         self._chosen = {kind: asset for kind, asset in self._chosen.items() if asset not in sent}
 
     def label_of(self, name: str) -> str:
+        """The label a field shows in the form (its name when it has none)."""
         return next((f["label"] for f in self.fields if f["name"] == name), name)
 
     def reference_fields(self, kind: str | None = None) -> list[dict[str, Any]]:
+        """The fields that take a media input (of ``kind``: image, video, audio), which an
+        output can fill ("Use as reference")."""
         return [
             f
             for f in self.fields

@@ -99,6 +99,7 @@ class JobCard(StaticFallback, MediaSource, MediagenWidget):
 
     @property
     def status(self) -> str:
+        """The job's status as last polled (``pending``, ``completed``, ``failed``)."""
         return self.generation.get("status", "")
 
     def on_finished(self, callback: Finished) -> None:

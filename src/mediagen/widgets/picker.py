@@ -48,6 +48,7 @@ class ModelPicker(StaticFallback, MediagenWidget):
         return self._entries.get(self.value)
 
     def entry_for(self, model_id: str) -> dict[str, Any] | None:
+        """The catalog entry of ``model_id``, or None when the catalog has no such model."""
         return self._entries.get(model_id)
 
     @traitlets.observe("kind", "query")

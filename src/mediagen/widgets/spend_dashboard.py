@@ -402,6 +402,7 @@ class SpendDashboard(StaticFallback, w.VBox):
 
     @property
     def page_count(self) -> int:
+        """How many pages the table has at its page size."""
         return max(1, -(-len(self.table_rows) // self.page_size))
 
     def show_page(self, page: int) -> None:

@@ -223,6 +223,15 @@ def test_a_command_without_its_extra_prints_one_line_and_exits_1(venv, command, 
     assert done.stderr.count("\n") == 1
 
 
+def test_the_sandbox_module_without_its_extra_prints_one_line_and_exits_1(venv):
+    bin_dir, cwd = venv
+    done = _run(bin_dir / "python", "-m", "mediagen_sandbox", cwd=cwd, check=False)
+    assert done.returncode == 1
+    assert done.stderr.startswith("python -m mediagen_sandbox needs the sandbox extra (no module")
+    assert done.stderr.endswith('pip install "mediagen[sandbox]"\n')
+    assert done.stderr.count("\n") == 1
+
+
 def test_df_mediagen_with_pandas_alone_names_the_notebook_extra(venv):
     """pandas installed by hand but not the notebook extra: ``df.mediagen`` is there (it is
     registered when pandas is imported) and says which extra it needs. Runs after the checks

@@ -67,7 +67,8 @@ def test_a_running_job_is_polled_every_2_s_backing_off_to_5_s(sandbox, keyed):
     assert feed.generations[gen.id].status == "completed"
 
 
-def test_retry_after_is_waited_out_before_the_next_request(sandbox, keyed):
+@pytest.mark.parametrize("scope", ["all", "credits"])
+def test_retry_after_is_waited_out_before_the_next_request(sandbox, keyed, scope):
     seen: list[tuple[float, int, str | None]] = []
 
     async def record(response: httpx.Response) -> None:
@@ -75,7 +76,7 @@ def test_retry_after_is_waited_out_before_the_next_request(sandbox, keyed):
 
     async def main() -> Feed:
         feed = make_feed(sandbox, keyed, [record], list_interval=0.2, credits_interval=0.2)
-        feed.subscribe("page")
+        feed.subscribe("page", scope)
         await asyncio.sleep(8)
         await feed.stop()
         return feed

@@ -34,18 +34,24 @@ def priced_by_reported_fields(catalog: Any, request: Mapping[str, Any]) -> bool:
 
 async def estimate_of(client: Any, gen: Any) -> float | None:
     """Credits the estimate endpoint quotes for ``gen``'s reported fields, or None when those
-    fields do not decide the price (or the model is not in the catalog any more)."""
-    from mediagen.client import NotFoundError
+    fields do not decide the price, or the service will not quote them (the model gone from
+    the catalog, the plan no longer allowed it, the fields refused). A refusal is an answer
+    kept like a quote; a 429, a server error or the network is raised, for the poller to wait
+    out and ask again."""
+    from mediagen.client import BadRequestError, NotFoundError, PermissionDeniedError
+    from mediagen.client import ValidationError as Refused
 
     if not gen.model:
         return None
     try:
         info = await client.models.get(gen.model)
-    except NotFoundError:
+        request = reported_request(gen)
+        if not priced_by_reported_fields(info.catalog, request):
+            return None
+        estimate = await client.models.estimate_request(request)
+    except (BadRequestError, NotFoundError, PermissionDeniedError, Refused):
         return None
-    request = reported_request(gen)
-    if not priced_by_reported_fields(info.catalog, request):
-        return None
-    estimate = await client.models.estimate_request(request)
     credits = estimate.credits_after_discount
-    return None if credits is None else float(credits)
+    if not estimate.allowed or credits is None:
+        return None
+    return float(credits)

@@ -7,8 +7,9 @@ bar, live whenever JupyterLab is open). It follows the service's polling rules w
 own :class:`~mediagen.AsyncClient` (configured from the environment, like a kernel's):
 
 - ``GET /v1/credits`` every ``credits_interval`` seconds, and as soon as a watched job settles;
-- today's spend: every generation created since midnight UTC (``created_after``, all pages),
-  summed at most every ``spend_interval`` seconds and as soon as a watched job settles;
+- today's spend: the charges of every generation created since midnight UTC
+  (``created_after``, all pages), summed every ``spend_interval`` seconds; a watched job that
+  settles adds its charge at once (exact without listing the day again);
 - only while an ``"all"`` subscriber is live: ``GET /v1/generations`` (the newest page) every
   ``list_interval`` seconds, which finds jobs started anywhere with this key (a kernel, another
   notebook, a script), ``GET /v1/generations/{id}`` for each running job, 2 s backing off to
@@ -90,6 +91,8 @@ class Feed:
         self.credits: dict[str, Any] | None = None
         #: credits charged today (None until summed) and the last GET /v1/credits answer
         self.spent_today: float | None = None
+        self._counted: set[str] = set()  # the generations whose charge spent_today holds
+        self._counted_since = _rows.start_of_today()
         self._balance: Any = None
         #: credits quoted per running generation id (None: its fields do not price it)
         self.estimates: dict[str, float | None] = {}
@@ -213,27 +216,26 @@ class Feed:
         now = self._clock()
         next_list = next_credits = next_spend = now
         due: dict[str, tuple[float, Any]] = {}  # running id -> (when, its interval schedule)
-        first_list = True  # what the first listing finds settled was not seen settling
         while self.live_subscribers():
             try:
                 changed = False
                 watching = self.watching_generations()
                 if not watching:
                     due.clear()  # nobody shows them; an "all" subscriber lists them again
-                    next_list, first_list = min(next_list, self._clock()), True
+                    next_list = min(next_list, self._clock())
                 elif self._clock() >= next_list:
                     listed, settled = await self._refresh_list(client, due)
                     changed |= listed
-                    if settled and not first_list:
-                        next_credits = next_spend = 0.0
-                    next_list, first_list = self._clock() + self.list_interval, False
+                    if settled:
+                        next_credits = 0.0
+                    next_list = self._clock() + self.list_interval
                 for gen_id, (when, steps) in list(due.items()):
                     if self._clock() >= when and gen_id in due:
                         settled = await self._refresh_one(client, gen_id)
                         changed = True
                         if settled:
                             due.pop(gen_id)
-                            next_credits = next_spend = 0.0
+                            next_credits = 0.0
                         else:
                             due[gen_id] = (self._clock() + next(steps), steps)
                 if watching:
@@ -264,7 +266,8 @@ class Feed:
     async def _refresh_list(
         self, client: Any, due: dict[str, tuple[float, Any]]
     ) -> tuple[bool, bool]:
-        """The newest page: (whether a row changed, whether a job settled since last seen)."""
+        """The newest page: (whether a row changed, whether a charge came that today's spend
+        did not count yet)."""
         changed = settled = False
         seen = [g async for g in client.generations.list(limit=self.page_size,
                                                          max_items=self.page_size)]  # fmt: skip
@@ -276,7 +279,7 @@ class Feed:
                 changed = True
             self.generations[gen.id] = gen
             if gen.status != "pending":
-                settled = True
+                settled |= self._count_settled(gen)
                 due.pop(gen.id, None)
                 self.estimates.pop(gen.id, None)
             elif gen.id not in due:  # the list found it; its own GET follows it from here
@@ -289,6 +292,7 @@ class Feed:
         self.generations[gen_id] = gen
         if gen.status != "pending":
             self.estimates.pop(gen_id, None)  # the charge is known now
+            self._count_settled(gen)
         return gen.status != "pending"
 
     async def _estimate_running(self, client: Any) -> bool:
@@ -307,11 +311,30 @@ class Feed:
     async def _refresh_spend(self, client: Any) -> bool:
         """Sum the charges of every generation created today (all pages); True if it moved."""
         today = _rows.start_of_today()
-        created = client.generations.list(created_after=today)  # the largest pages
-        spent = _rows.spent_since([g async for g in created], today)
+        created = [g async for g in client.generations.list(created_after=today)]  # 100 a page
+        spent = _rows.spent_since(created, today)
+        self._counted = {g.id for g in created if g.credits_charged is not None}
+        self._counted_since = today
         moved, self.spent_today = spent != self.spent_today, spent
         self._show_credits()
         return moved
+
+    def _count_settled(self, gen: Any) -> bool:
+        """Add a settled job's charge to today's spend at once, when the last sum left it out
+        (it was running then, or not created yet): exact without listing the day again."""
+        if (
+            self.spent_today is None
+            or self._counted_since != _rows.start_of_today()  # a new day: the next sum says
+            or gen.id in self._counted
+            or gen.credits_charged is None
+            or gen.created_at is None
+            or gen.created_at < self._counted_since
+        ):
+            return False
+        self._counted.add(gen.id)
+        self.spent_today = round(self.spent_today + gen.credits_charged, 2)
+        self._show_credits()
+        return True
 
     def _show_credits(self) -> None:
         if self._balance is not None:

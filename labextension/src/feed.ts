@@ -1,17 +1,22 @@
 /**
  * The page's end of the server's one poller: a long-poll loop that runs while something on the
- * page wants it (the sidebar is shown, the spend panel is open) and stops otherwise, telling
- * the server it left so its poller can stop too.
+ * page wants it and stops otherwise, telling the server it left so its poller can stop too.
+ * What it asks for is the widest scope wanted: the status item wants the credits only (it
+ * wants them as long as JupyterLab is open), the shown sidebar wants every generation too.
  */
 import { Signal, ISignal } from '@lumino/signaling';
 
 import { requestAPI } from './api';
 import { Snapshot } from './model';
 
+/** Every generation and the credits, or the credits only (the server's `scope`). */
+export type Scope = 'all' | 'credits';
+
 export class Feed {
   readonly subscriber = `tab-${Math.random().toString(36).slice(2)}-${Date.now()}`;
   private _version = -1;
-  private _wanted = new Set<string>();
+  private _wanted = new Map<string, Scope>();
+  private _scope: Scope = 'credits';
   private _abort: AbortController | null = null;
   private _snapshot: Snapshot | null = null;
   private _changed = new Signal<this, Snapshot>(this);
@@ -24,31 +29,47 @@ export class Feed {
     return this._snapshot;
   }
 
-  /** `who` wants live data; the loop runs while anyone does. */
-  want(who: string): void {
-    this._wanted.add(who);
-    if (!this._abort) {
-      this._abort = new AbortController();
-      void this._loop(this._abort.signal);
-    }
+  /** `who` wants live data of `scope`; the loop runs while anyone does. */
+  want(who: string, scope: Scope = 'all'): void {
+    this._wanted.set(who, scope);
+    this._follow();
   }
 
   release(who: string): void {
     this._wanted.delete(who);
-    if (this._wanted.size === 0 && this._abort) {
-      this._abort.abort();
-      this._abort = null;
-      requestAPI(`events?subscriber=${this.subscriber}`, { method: 'DELETE' }).catch(() => {
-        /* the server forgets a silent subscriber after its lease anyway */
-      });
-    }
+    this._follow();
   }
 
-  private async _loop(signal: AbortSignal): Promise<void> {
+  /** Start, stop or re-scope the loop to what is wanted now. */
+  private _follow(): void {
+    if (this._wanted.size === 0) {
+      if (this._abort) {
+        this._abort.abort();
+        this._abort = null;
+        requestAPI(`events?subscriber=${this.subscriber}`, { method: 'DELETE' }).catch(() => {
+          /* the server forgets a silent subscriber after its lease anyway */
+        });
+      }
+      return;
+    }
+    const scope: Scope = [...this._wanted.values()].includes('all') ? 'all' : 'credits';
+    if (this._abort && scope === this._scope) {
+      return;
+    }
+    // A new scope is asked at once (the held request is dropped) and answered at once: the
+    // sidebar shown again gets the rows now, and the server stops listing them when it hides.
+    this._abort?.abort();
+    this._scope = scope;
+    this._version = -1;
+    this._abort = new AbortController();
+    void this._loop(this._abort.signal, scope);
+  }
+
+  private async _loop(signal: AbortSignal, scope: Scope): Promise<void> {
     while (!signal.aborted) {
       try {
         const snap = await requestAPI<Snapshot>(
-          `events?subscriber=${this.subscriber}&since=${this._version}`,
+          `events?subscriber=${this.subscriber}&since=${this._version}&scope=${scope}`,
           { signal }
         );
         if (signal.aborted) {

@@ -25,6 +25,8 @@ export interface Row {
   error: { code: string | null; message: string | null } | null;
   outputs: OutputInfo[];
   forecast_seconds: number | null;
+  /** What the estimate endpoint quotes for a running job, when its own fields price it. */
+  estimate_credits?: number | null;
 }
 
 export interface CreditsInfo {
@@ -125,6 +127,9 @@ export function costLabel(row: Row): string {
   }
   if (row.status === 'failed') {
     return 'not charged';
+  }
+  if (row.estimate_credits !== null && row.estimate_credits !== undefined) {
+    return `≈ ${formatCredits(row.estimate_credits)} reserved`;
   }
   return 'reserved, charged when done';
 }

@@ -161,7 +161,10 @@ export class GenerationsPanel extends Widget {
       this._rows = [];
     } else {
       this._message.textContent = snap.error ? `Cannot reach the service: ${snap.error}` : '';
-      this._rows = snap.generations || [];
+      if (!snap.generations) {
+        return; // the credits only (the sidebar is hidden): the rows stay as they were
+      }
+      this._rows = snap.generations;
     }
     this._setModels();
     this._render();

@@ -1,4 +1,7 @@
-/** The status bar item: balance, today's spend, a spend limit's remainder; warns when low. */
+/**
+ * The status bar item: balance, today's spend, a spend limit's remainder; warns when low. It
+ * wants the credits for as long as it is on the page, sidebar shown or not.
+ */
 import { Widget } from '@lumino/widgets';
 
 import { Feed } from './feed';
@@ -6,7 +9,7 @@ import { isLow, Snapshot, statusText } from './model';
 
 export class StatusItem extends Widget {
   constructor(
-    feed: Feed,
+    private _feed: Feed,
     private _onClick: () => void
   ) {
     super({ node: document.createElement('button') });
@@ -17,8 +20,14 @@ export class StatusItem extends Widget {
     button.title = 'mediagen: open the spend dashboard';
     button.setAttribute('aria-label', 'mediagen credits: open the spend dashboard');
     button.addEventListener('click', () => this._onClick());
-    this._show(feed.snapshot);
-    feed.changed.connect((_, snap) => this._show(snap), this);
+    this._show(_feed.snapshot);
+    _feed.changed.connect((_, snap) => this._show(snap), this);
+    _feed.want(this.id, 'credits');
+  }
+
+  dispose(): void {
+    this._feed.release(this.id);
+    super.dispose();
   }
 
   private _show(snap: Snapshot | null): void {

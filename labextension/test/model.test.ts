@@ -85,7 +85,15 @@ describe('labels', () => {
   it('says what a job costs or will cost', () => {
     expect(costLabel(row({}))).toBe('0.5 credits');
     expect(costLabel(row({ status: 'failed', credits_charged: null }))).toBe('not charged');
-    expect(costLabel(row({ status: 'pending', credits_charged: null }))).toContain('reserved');
+    expect(costLabel(row({ status: 'pending', credits_charged: null }))).toBe(
+      'reserved, charged when done'
+    );
+    const quoted = row({ status: 'pending', credits_charged: null, estimate_credits: 20 });
+    expect(costLabel(quoted)).toBe('≈ 20 credits reserved');
+    expect(costLabel({ ...quoted, estimate_credits: null })).toBe('reserved, charged when done');
+    expect(costLabel({ ...quoted, status: 'completed', credits_charged: 19.5 })).toBe(
+      '19.5 credits'
+    );
   });
   it('knows the media kind from the content type, else the job type', () => {
     expect(mediaKind({ index: 0, content_type: 'video/mp4', duration_seconds: 5 }, 'video')).toBe(

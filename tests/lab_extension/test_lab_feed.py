@@ -5,6 +5,7 @@ Retry-After waited out before the next request."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import itertools
 import time
 
@@ -13,6 +14,7 @@ import pytest
 
 from mediagen import AsyncClient, Client
 from mediagen.jupyter_server._feed import Feed
+from mediagen.jupyter_server._rows import start_of_today
 
 
 @pytest.fixture
@@ -34,7 +36,7 @@ def make_feed(sandbox, tenant, hooks=(), **options) -> Feed:
 
 
 def gets_of(feed: Feed, generation_id: str) -> list[float]:
-    return [t for t, m, p in feed.request_log if p == f"/v1/generations/{generation_id}"]
+    return [t for t, _, p, _ in feed.request_log if p == f"/v1/generations/{generation_id}"]
 
 
 def test_a_running_job_is_polled_every_2_s_backing_off_to_5_s(sandbox, keyed):
@@ -53,7 +55,9 @@ def test_a_running_job_is_polled_every_2_s_backing_off_to_5_s(sandbox, keyed):
         return feed
 
     feed = asyncio.run(main())
-    (listed,) = [t for t, _, p in feed.request_log if p == "/v1/generations"]  # found it
+    (listed,) = [
+        t for t, _, p, q in feed.request_log if p == "/v1/generations" and "created_after" not in q
+    ]  # found it
     polls = [listed, *gets_of(feed, gen.id)]
     gaps = [b - a for a, b in itertools.pairwise(polls)]
     assert len(gaps) >= 4, gaps
@@ -63,7 +67,8 @@ def test_a_running_job_is_polled_every_2_s_backing_off_to_5_s(sandbox, keyed):
     assert feed.generations[gen.id].status == "completed"
 
 
-def test_retry_after_is_waited_out_before_the_next_request(sandbox, keyed):
+@pytest.mark.parametrize("scope", ["all", "credits"])
+def test_retry_after_is_waited_out_before_the_next_request(sandbox, keyed, scope):
     seen: list[tuple[float, int, str | None]] = []
 
     async def record(response: httpx.Response) -> None:
@@ -71,7 +76,7 @@ def test_retry_after_is_waited_out_before_the_next_request(sandbox, keyed):
 
     async def main() -> Feed:
         feed = make_feed(sandbox, keyed, [record], list_interval=0.2, credits_interval=0.2)
-        feed.subscribe("page")
+        feed.subscribe("page", scope)
         await asyncio.sleep(8)
         await feed.stop()
         return feed
@@ -80,7 +85,7 @@ def test_retry_after_is_waited_out_before_the_next_request(sandbox, keyed):
         feed = asyncio.run(main())
     limited = [(t, float(after)) for t, status, after in seen if status == 429 and after]
     assert limited, f"the sandbox never said 429: {[s for _, s, _ in seen]}"
-    sent = [t for t, _, _ in feed.request_log]
+    sent = [t for t, *_ in feed.request_log]
     for when, after in limited:
         following = [t for t in sent if t > when]
         if following:
@@ -165,3 +170,148 @@ def test_the_status_figures_are_the_balance_todays_spend_and_the_spend_limits_re
         "limit_remaining": 99.5,
         "member_limit_remaining": None,
     }
+
+
+def listings(feed: Feed) -> tuple[list[float], list[float]]:
+    """When the feed listed the newest page, and when it listed today's generations."""
+    newest, today = [], []
+    for t, _, path, query in feed.request_log:
+        if path == "/v1/generations":
+            (today if "created_after" in query else newest).append(t)
+    return newest, today
+
+
+def test_a_credits_only_subscriber_gets_the_credits_without_the_generations(sandbox, keyed):
+    """The status bar's subscription: GET /v1/credits and today's spend, never the newest page
+    every 2 s nor a job's own GET, and a snapshot without rows."""
+    client = Client(api_key=keyed.api_key, base_url=sandbox.base_url, journal=False)
+    running = client.images.create(model="pixel-pro", prompt="an unwatched kite [[slow:3]]",
+                                   quality="low")  # fmt: skip
+
+    async def main() -> tuple[Feed, dict]:
+        feed = make_feed(sandbox, keyed, credits_interval=1.0)
+        feed.subscribe("status-bar", "credits")
+        await asyncio.sleep(1.5)
+        before = feed.credits
+        sandbox.admin.grant(keyed.org_id, 250)
+        await asyncio.sleep(3.0)
+        assert feed.pollers_started == 1
+        assert not feed.watching_generations()
+        snapshot = feed.snapshot("credits")
+        await feed.stop()
+        return feed, {"before": before, "after": feed.credits, "snapshot": snapshot}
+
+    feed, seen = asyncio.run(main())
+    assert seen["before"]["balance"] == 999.5  # 1000, less the running job's reservation
+    assert seen["after"]["balance"] == client.credits.get().balance == 1249.5
+    assert "generations" not in seen["snapshot"]
+    assert seen["snapshot"]["credits"] == seen["after"]
+    paths = {path for _, _, path, _ in feed.request_log}
+    assert paths == {"/v1/credits", "/v1/generations"}, paths
+    assert f"/v1/generations/{running.id}" not in paths
+    newest, today = listings(feed)
+    assert newest == []  # the 2 s listing never started
+    assert len(today) == 1  # today's spend: once a minute at most
+    assert len([p for _, _, p, _ in feed.request_log if p == "/v1/credits"]) >= 4
+
+
+def test_an_all_subscriber_starts_the_listing_and_leaving_stops_it(sandbox, keyed):
+    async def main() -> None:
+        feed = make_feed(sandbox, keyed)
+        feed.subscribe("status-bar", "credits")
+        await asyncio.sleep(1.0)
+        assert listings(feed)[0] == []
+        feed.subscribe("sidebar", "all")
+        await asyncio.sleep(2.5)
+        assert len(listings(feed)[0]) >= 1
+        assert feed.pollers_started == 1
+        feed.unsubscribe("sidebar")
+        await asyncio.sleep(1.2)  # the request under way ends
+        listed = len(listings(feed)[0])
+        await asyncio.sleep(3.0)
+        assert len(listings(feed)[0]) == listed
+        assert feed.running  # still polling the credits for the status bar
+        await feed.stop()
+
+    asyncio.run(main())
+
+
+def test_todays_spend_sums_every_generation_created_today_across_pages(sandbox, keyed):
+    """More generations today than the poller's page and the service's largest page, and some
+    from yesterday that do not count."""
+    member = keyed.member_id
+    yesterday = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=1)).replace(hour=12)
+    charged = {"completed_fraction": 1.0, "failed_fraction": 0.0}
+    sandbox.admin.seed_generations(
+        member, 5, models=["vidra-edit"], start=yesterday.isoformat(), **charged
+    )
+    sandbox.admin.seed_generations(
+        member, 130, models=["pixel-pro"], interval_seconds=0.01, **charged
+    )
+    client = Client(api_key=keyed.api_key, base_url=sandbox.base_url, journal=False)
+    today = start_of_today()
+    expected = round(sum(g.credits_charged or 0 for g in client.generations.list(
+        created_after=today)), 2)  # fmt: skip
+    everything = round(sum(g.credits_charged or 0 for g in client.generations.list()), 2)
+    assert 0 < expected < everything
+
+    async def main() -> Feed:
+        feed = make_feed(sandbox, keyed, page_size=20)
+        feed.subscribe("status-bar", "credits")
+        await asyncio.sleep(1.5)
+        assert feed.credits is not None
+        assert feed.credits["spent_today"] == expected
+        # a job that settles while the sidebar watches is in the sum at once, not a minute on
+        feed.subscribe("sidebar", "all")
+        await asyncio.sleep(1.0)
+        extra = await feed_client(sandbox, keyed).videos.create(
+            model="vidra-edit",
+            prompt="a settled edit [[slow:2]]",
+            source_video="asset_example_video",
+        )
+        deadline = time.monotonic() + 20
+        while feed.credits["spent_today"] != round(expected + 20, 2):
+            assert time.monotonic() < deadline, (feed.credits, extra.id)
+            feed.subscribe("sidebar", "all")
+            await asyncio.sleep(0.2)
+        await feed.stop()
+        return feed
+
+    feed = asyncio.run(main())
+    assert len(feed.generations) <= 20 + 1  # the poller saw one page and the new job only
+    today_pages = listings(feed)[1]
+    # two pages (130 generations, 100 a page) at the start; the settled job's charge came from
+    # its own answer, without listing the day again
+    assert len(today_pages) == 2, today_pages
+
+
+def feed_client(sandbox, tenant) -> AsyncClient:
+    return AsyncClient(api_key=tenant.api_key, base_url=sandbox.base_url, journal=False)
+
+
+def test_a_running_job_shows_the_estimate_of_its_own_fields_once(sandbox, keyed):
+    """A flat-priced job gets the estimate endpoint's quote, asked once; a job whose price
+    depends on fields the generation does not report (pixel-pro's quality) gets none."""
+    client = Client(api_key=keyed.api_key, base_url=sandbox.base_url, journal=False)
+    client.credits.get()
+    sandbox.admin.set_discount(keyed.org_id, 10)
+    edit = client.videos.create(model="vidra-edit", prompt="a quoted edit [[slow:6]]",
+                                source_video="asset_example_video")  # fmt: skip
+    kite = client.images.create(model="pixel-pro", prompt="an unquoted kite [[slow:6]]",
+                                quality="high")  # fmt: skip
+
+    async def main() -> tuple[Feed, dict]:
+        feed = make_feed(sandbox, keyed)
+        feed.subscribe("sidebar", "all")
+        await asyncio.sleep(4.0)
+        rows = {row["id"]: row for row in feed.snapshot()["generations"]}
+        await feed.stop()
+        return feed, rows
+
+    feed, rows = asyncio.run(main())
+    assert rows[edit.id]["status"] == "pending"
+    assert rows[edit.id]["estimate_credits"] == 18.0  # 20 less the 10 % discount
+    assert rows[kite.id]["estimate_credits"] is None
+    quotes = [q for _, _, p, q in feed.request_log if p == "/v1/models/vidra-edit/estimate"]
+    assert len(quotes) == 1, quotes
+    assert not any(p.endswith("pixel-pro/estimate") for _, _, p, _ in feed.request_log)

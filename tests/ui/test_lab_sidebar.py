@@ -181,6 +181,54 @@ def _number(value: float) -> float | int:
     return int(value) if float(value).is_integer() else value
 
 
+EDIT = {"model": "vidra-edit", "source_video": "asset_example_video"}
+
+
+def test_the_status_item_is_live_with_the_sidebar_never_opened(
+    tmp_path_factory, lab_env, lab_tenant, sandbox, lab
+):
+    """Its own credits-only subscription: the balance and a top-up without the sidebar, and
+    no listing of generations until the sidebar shows; then a running flat-priced job's row
+    says what its estimate reserved."""
+    server = LabServer(tmp_path_factory.mktemp("status-only"), lab_env)
+    context = lab.page.context.browser.new_context(viewport={"width": 1280, "height": 1000})
+    client = Client(api_key=lab_tenant.api_key, base_url=sandbox.base_url, journal=False)
+    errors: list[str] = []
+    try:
+        page = context.new_page()
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(f"{server.url}/lab?token={server.token}&reset")
+        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started")
+        status = page.locator(STATUS)
+        expect(status).to_have_attribute(
+            "data-balance", str(_number(client.credits.get().balance)), timeout=10_000
+        )
+        sandbox.admin.grant(lab_tenant.org_id, 250)
+        expect(status).to_have_attribute(
+            "data-balance", str(_number(client.credits.get().balance)), timeout=20_000
+        )
+        expect(page.locator(SIDEBAR)).to_be_hidden()
+        figures = server.api("/mediagen/api/poller")
+        assert figures["subscribers"] == 1
+        assert figures["watching_generations"] is False
+        listed = [(p, q) for _, _, p, q in figures["requests"] if p.startswith("/v1/generations")]
+        # today's spend (created since midnight) only: no newest page, no job's own GET
+        assert listed, figures["requests"]
+        assert all(p == "/v1/generations" and "created_after" in q for p, q in listed), listed
+
+        quoted = client.models.estimate_request(EDIT).credits_after_discount
+        job = client.videos.create(**EDIT, prompt="a quoted edit [[slow:12]]")
+        show_sidebar(page)
+        cost = row(page, job.id).locator(".mg-lab-cost")
+        expect(cost).to_have_text(f"≈ {_number(quoted)} credits reserved", timeout=6_000)
+        expect(row(page, job.id)).to_have_attribute("data-status", "completed", timeout=30_000)
+        expect(cost).to_have_text(f"{_number(quoted)} credits")
+    finally:
+        context.close()
+        server.stop()
+    assert errors == []
+
+
 def test_two_tabs_share_one_poller(lab, lab_server, watched):
     page = lab.page
     lab.open("sidebar-tabs.ipynb", ["1 + 1"])
@@ -207,7 +255,8 @@ def test_two_tabs_share_one_poller(lab, lab_server, watched):
         assert after["subscribers"] == 2
         assert after["pollers_started"] == before["pollers_started"]
         # one list of the key's generations every 2 s, not one per tab
-        window = [t for t, _, p in after["requests"] if p == "/v1/generations"]
+        window = [t for t, _, p, q in after["requests"] if p == "/v1/generations"
+                  and "created_after" not in q]  # fmt: skip
         last = window[-1]
         assert len([t for t in window if t > last - 6.0]) <= 4
     finally:

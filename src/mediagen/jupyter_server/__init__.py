@@ -3,9 +3,10 @@
 ``pip install mediagen[lab]`` enables it in every Jupyter server (``jupyter-config/``), next to
 the prebuilt JupyterLab extension (``labextension/`` in the repository, shipped built in the
 wheel). Loading it only adds handlers under ``/mediagen/api/``; nothing is sent to the service
-until a page subscribes (:mod:`mediagen.jupyter_server._feed`), so a server nobody watches with
-the sidebar costs nothing. The key stays in this process's environment; the page gets rows,
-figures and file bytes.
+until a page subscribes (:mod:`mediagen.jupyter_server._feed`): an open JupyterLab page reads
+the credits for its status bar, a shown Generations panel the generations too, and a server no
+page is open on costs nothing. The key stays in this process's environment; the page gets
+rows, figures and file bytes.
 """
 
 from __future__ import annotations

@@ -1,15 +1,20 @@
 """One poller per Jupyter server: every generation of the key, live, for every open page.
 
 Pages subscribe (a long-poll on ``/mediagen/api/events``); the poller runs only while at least
-one subscriber is live, so a Jupyter server nobody watches sends nothing. It follows the
-service's polling rules with mediagen's own :class:`~mediagen.AsyncClient` (configured from the
-environment, like a kernel's):
+one subscriber is live, so a Jupyter server nobody watches sends nothing. A subscriber asks for
+everything (``"all"``: the Generations panel) or for the credits only (``"credits"``: the status
+bar, live whenever JupyterLab is open). It follows the service's polling rules with mediagen's
+own :class:`~mediagen.AsyncClient` (configured from the environment, like a kernel's):
 
-- ``GET /v1/generations`` (the newest page) every ``list_interval`` seconds, which finds jobs
-  started anywhere with this key: a kernel, another notebook, a script;
-- ``GET /v1/generations/{id}`` for each running job, 2 s backing off to 5 s (the client's own
-  schedule, :func:`mediagen.client._wait.intervals`);
-- ``GET /v1/credits`` now and then, and as soon as a job settles;
+- ``GET /v1/credits`` every ``credits_interval`` seconds, and as soon as a watched job settles;
+- today's spend: the charges of every generation created since midnight UTC
+  (``created_after``, all pages), summed every ``spend_interval`` seconds; a watched job that
+  settles adds its charge at once (exact without listing the day again);
+- only while an ``"all"`` subscriber is live: ``GET /v1/generations`` (the newest page) every
+  ``list_interval`` seconds, which finds jobs started anywhere with this key (a kernel, another
+  notebook, a script), ``GET /v1/generations/{id}`` for each running job, 2 s backing off to
+  5 s (the client's own schedule, :func:`mediagen.client._wait.intervals`), and one estimate
+  per running job whose reported fields price it (:mod:`._estimates`);
 - a 429's ``Retry-After`` holds every request of the key (the client does it) and, when the
   client gives up, pauses this poller for that long.
 
@@ -30,9 +35,12 @@ import httpx
 
 from mediagen.client._wait import intervals
 from mediagen.jupyter_server import _rows
+from mediagen.jupyter_server._estimates import estimate_of
 
 ENV_LIMIT_DAILY = "MEDIAGEN_SPEND_LIMIT_DAILY"
 ENV_LIMIT_WEEKLY = "MEDIAGEN_SPEND_LIMIT_WEEKLY"
+#: what a subscriber asks for: every generation and the credits, or the credits only
+SCOPES = ("all", "credits")
 
 
 def spend_limit_from_env() -> Any:
@@ -62,6 +70,7 @@ class Feed:
         list_interval: float = 2.0,
         poll_interval: tuple[float, float] = (2.0, 5.0),
         credits_interval: float = 15.0,
+        spend_interval: float = 60.0,
         lease: float = 30.0,
         page_size: int = 50,
         clock: Callable[[], float] = time.monotonic,
@@ -70,27 +79,38 @@ class Feed:
         self.list_interval = list_interval
         self.poll_interval = poll_interval
         self.credits_interval = credits_interval
+        self.spend_interval = spend_interval
         self.lease = lease
         self.page_size = page_size
         self._clock = clock
-        self._subscribers: dict[str, float] = {}
+        self._subscribers: dict[str, tuple[float, str]] = {}  # id -> (last seen, scope)
         self._task: asyncio.Task[None] | None = None
         self._changed = asyncio.Condition()
         self.version = 0
         self.generations: dict[str, Any] = {}
         self.credits: dict[str, Any] | None = None
+        #: credits charged today (None until summed) and the last GET /v1/credits answer
+        self.spent_today: float | None = None
+        self._counted: set[str] = set()  # the generations whose charge spent_today holds
+        self._counted_since = _rows.start_of_today()
+        self._balance: Any = None
+        #: credits quoted per running generation id (None: its fields do not price it)
+        self.estimates: dict[str, float | None] = {}
         self.error: str | None = None
         #: how many pollers this feed has started, and the HTTP requests they sent
         self.pollers_started = 0
         self.requests_sent = 0
-        #: (monotonic time, method, path) of each request: what the tests count
-        self.request_log: list[tuple[float, str, str]] = []
+        #: (monotonic time, method, path, query) of each request: what the tests count
+        self.request_log: list[tuple[float, str, str, str]] = []
 
     # subscribers -------------------------------------------------------------------------
 
-    def subscribe(self, subscriber: str) -> None:
-        """``subscriber`` is live for ``lease`` seconds from now; starts the poller if idle."""
-        self._subscribers[subscriber] = self._clock()
+    def subscribe(self, subscriber: str, scope: str = "all") -> None:
+        """``subscriber`` is live for ``lease`` seconds from now, wanting ``scope`` (one of
+        :data:`SCOPES`); starts the poller if idle."""
+        if scope not in SCOPES:
+            raise ValueError(f"scope is one of {SCOPES}, not {scope!r}")
+        self._subscribers[subscriber] = (self._clock(), scope)
         if key_configured() and (self._task is None or self._task.done()):
             self.pollers_started += 1
             self._task = asyncio.get_running_loop().create_task(self._run())
@@ -100,10 +120,15 @@ class Feed:
 
     def live_subscribers(self) -> int:
         now = self._clock()
-        for sid, seen in list(self._subscribers.items()):
+        for sid, (seen, _) in list(self._subscribers.items()):
             if now - seen > self.lease:
                 del self._subscribers[sid]
         return len(self._subscribers)
+
+    def watching_generations(self) -> bool:
+        """Whether a live subscriber wants the generations (not only the credits)."""
+        self.live_subscribers()
+        return any(scope == "all" for _, scope in self._subscribers.values())
 
     @property
     def running(self) -> bool:
@@ -118,7 +143,17 @@ class Feed:
 
     # what pages read ---------------------------------------------------------------------
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self, scope: str = "all") -> dict[str, Any]:
+        """What a page gets: the credits, and (scope ``"all"``) every generation as a row."""
+        state = {
+            "version": self.version,
+            "configured": key_configured(),
+            "polling": self.running,
+            "error": self.error,
+            "credits": self.credits,
+        }
+        if scope == "credits":
+            return state
         gens = sorted(
             self.generations.values(),
             key=lambda g: g.created_at or dt.datetime.min.replace(tzinfo=dt.timezone.utc),
@@ -126,18 +161,17 @@ class Feed:
         )
         by_model = _rows.forecasts(gens)
         return {
-            "version": self.version,
-            "configured": key_configured(),
-            "polling": self.running,
-            "error": self.error,
-            "credits": self.credits,
+            **state,
             "generations": [
-                _rows.generation_row(
-                    g, _rows.forecast_for(g, by_model) if g.status == "pending" else None
-                )
-                for g in gens
+                _rows.generation_row(g, *self._pending_figures(g, by_model)) for g in gens
             ],
         }
+
+    def _pending_figures(self, gen: Any, by_model: dict[str, float]) -> tuple[Any, Any]:
+        """A running job's forecast seconds and quoted credits (None, None once settled)."""
+        if gen.status != "pending":
+            return None, None
+        return _rows.forecast_for(gen, by_model), self.estimates.get(gen.id)
 
     async def wait_newer(self, version: int, timeout: float) -> None:
         """Until ``version`` is behind (or ``timeout`` passes)."""
@@ -156,7 +190,8 @@ class Feed:
 
     def _count(self, request: httpx.Request) -> None:
         self.requests_sent += 1
-        self.request_log.append((self._clock(), request.method, request.url.path))
+        url = request.url
+        self.request_log.append((self._clock(), request.method, url.path, url.query.decode()))
         del self.request_log[:-2000]
 
     async def _run(self) -> None:
@@ -179,14 +214,20 @@ class Feed:
 
     async def _poll(self, client: Any) -> None:
         now = self._clock()
-        next_list = next_credits = now
+        next_list = next_credits = next_spend = now
         due: dict[str, tuple[float, Any]] = {}  # running id -> (when, its interval schedule)
         while self.live_subscribers():
             try:
-                now = self._clock()
                 changed = False
-                if now >= next_list:
-                    changed |= await self._refresh_list(client, due)
+                watching = self.watching_generations()
+                if not watching:
+                    due.clear()  # nobody shows them; an "all" subscriber lists them again
+                    next_list = min(next_list, self._clock())
+                elif self._clock() >= next_list:
+                    listed, settled = await self._refresh_list(client, due)
+                    changed |= listed
+                    if settled:
+                        next_credits = 0.0
                     next_list = self._clock() + self.list_interval
                 for gen_id, (when, steps) in list(due.items()):
                     if self._clock() >= when and gen_id in due:
@@ -197,15 +238,22 @@ class Feed:
                             next_credits = 0.0
                         else:
                             due[gen_id] = (self._clock() + next(steps), steps)
+                if watching:
+                    changed |= await self._estimate_running(client)
                 if self._clock() >= next_credits:
                     await self._refresh_credits(client)
                     changed = True
                     next_credits = self._clock() + self.credits_interval
+                if self._clock() >= next_spend:
+                    changed |= await self._refresh_spend(client)
+                    next_spend = self._clock() + self.spend_interval
                 if self.error is not None:
                     self.error, changed = None, True
                 if changed:
                     await self._bump()
-                wake = min([next_list, next_credits, *(when for when, _ in due.values())])
+                wake = min([next_credits, next_spend, *(when for when, _ in due.values())])
+                if watching:
+                    wake = min(wake, next_list)
                 await asyncio.sleep(max(0.05, min(1.0, wake - self._clock())))
             except asyncio.CancelledError:
                 raise
@@ -215,8 +263,12 @@ class Feed:
                 await self._bump()
                 await asyncio.sleep(pause)
 
-    async def _refresh_list(self, client: Any, due: dict[str, tuple[float, Any]]) -> bool:
-        changed = False
+    async def _refresh_list(
+        self, client: Any, due: dict[str, tuple[float, Any]]
+    ) -> tuple[bool, bool]:
+        """The newest page: (whether a row changed, whether a charge came that today's spend
+        did not count yet)."""
+        changed = settled = False
         seen = [g async for g in client.generations.list(limit=self.page_size,
                                                          max_items=self.page_size)]  # fmt: skip
         for gen in seen:
@@ -227,22 +279,67 @@ class Feed:
                 changed = True
             self.generations[gen.id] = gen
             if gen.status != "pending":
+                settled |= self._count_settled(gen)
                 due.pop(gen.id, None)
+                self.estimates.pop(gen.id, None)
             elif gen.id not in due:  # the list found it; its own GET follows it from here
                 steps = intervals(self.poll_interval)
                 due[gen.id] = (self._clock() + next(steps), steps)
-        return changed
+        return changed, settled
 
     async def _refresh_one(self, client: Any, gen_id: str) -> bool:
         gen = await client.generations.get(gen_id)
         self.generations[gen_id] = gen
+        if gen.status != "pending":
+            self.estimates.pop(gen_id, None)  # the charge is known now
+            self._count_settled(gen)
         return gen.status != "pending"
 
+    async def _estimate_running(self, client: Any) -> bool:
+        """Quote each running job once (cached by id); True when a quote was added."""
+        added = False
+        for gen in list(self.generations.values()):
+            if gen.status == "pending" and gen.id not in self.estimates:
+                self.estimates[gen.id] = await estimate_of(client, gen)
+                added = True
+        return added
+
     async def _refresh_credits(self, client: Any) -> None:
-        credits = await client.credits.get()
+        self._balance = await client.credits.get()
+        self._show_credits()
+
+    async def _refresh_spend(self, client: Any) -> bool:
+        """Sum the charges of every generation created today (all pages); True if it moved."""
         today = _rows.start_of_today()
-        spent = _rows.spent_since(self.generations.values(), today)
-        self.credits = _rows.credits_info(credits, spent, spend_limit_from_env())
+        created = [g async for g in client.generations.list(created_after=today)]  # 100 a page
+        spent = _rows.spent_since(created, today)
+        self._counted = {g.id for g in created if g.credits_charged is not None}
+        self._counted_since = today
+        moved, self.spent_today = spent != self.spent_today, spent
+        self._show_credits()
+        return moved
+
+    def _count_settled(self, gen: Any) -> bool:
+        """Add a settled job's charge to today's spend at once, when the last sum left it out
+        (it was running then, or not created yet): exact without listing the day again."""
+        if (
+            self.spent_today is None
+            or self._counted_since != _rows.start_of_today()  # a new day: the next sum says
+            or gen.id in self._counted
+            or gen.credits_charged is None
+            or gen.created_at is None
+            or gen.created_at < self._counted_since
+        ):
+            return False
+        self._counted.add(gen.id)
+        self.spent_today = round(self.spent_today + gen.credits_charged, 2)
+        self._show_credits()
+        return True
+
+    def _show_credits(self) -> None:
+        if self._balance is not None:
+            spent = self.spent_today if self.spent_today is not None else 0.0
+            self.credits = _rows.credits_info(self._balance, spent, spend_limit_from_env())
 
 
 def _verify() -> Any:

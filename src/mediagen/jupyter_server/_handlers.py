@@ -21,7 +21,7 @@ from jupyter_server.base.handlers import APIHandler, AuthenticatedFileHandler
 from jupyter_server.utils import url_path_join
 
 from mediagen.jupyter_server import _rows
-from mediagen.jupyter_server._feed import Feed, key_configured, one_line
+from mediagen.jupyter_server._feed import SCOPES, Feed, key_configured, one_line
 from mediagen.jupyter_server._media import MediaCache
 
 #: how long one long-poll is held before it answers "nothing new"
@@ -57,22 +57,29 @@ class StateHandler(_Base):
 
 
 class EventsHandler(_Base):
-    """The long-poll: subscribe, wait for a newer version, answer the whole snapshot."""
+    """The long-poll: subscribe, wait for a newer version, answer the snapshot.
+
+    ``scope=credits`` (the status bar) gets the credits only and never starts the listing of
+    generations; ``scope=all`` (the default: the Generations panel) gets everything.
+    """
 
     @tornado.web.authenticated
     async def get(self) -> None:
         subscriber = self.get_query_argument("subscriber", "")[:64]
         since = _int(self.get_query_argument("since", "-1"))
+        scope = self.get_query_argument("scope", "all")
         if not subscriber:
             raise tornado.web.HTTPError(400, "subscriber is required")
+        if scope not in SCOPES:
+            raise tornado.web.HTTPError(400, f"scope is one of {', '.join(SCOPES)}")
         if not key_configured():
             self.finish({"configured": False, "help": NO_KEY_HELP, "version": 0})
             return
-        self.feed.subscribe(subscriber)
+        self.feed.subscribe(subscriber, scope)
         if since == self.feed.version:  # up to date: hold until something changes
             await self.feed.wait_newer(since, HOLD_SECONDS)
-        self.feed.subscribe(subscriber)  # the lease counts from the answer
-        self.finish(self.feed.snapshot())
+        self.feed.subscribe(subscriber, scope)  # the lease counts from the answer
+        self.finish(self.feed.snapshot(scope))
 
     @tornado.web.authenticated
     def delete(self) -> None:
@@ -92,8 +99,9 @@ class PollerHandler(_Base):
                 "running": feed.running,
                 "pollers_started": feed.pollers_started,
                 "subscribers": feed.live_subscribers(),
+                "watching_generations": feed.watching_generations(),
                 "requests_sent": feed.requests_sent,
-                "requests": [[t, m, p] for t, m, p in feed.request_log],
+                "requests": [list(request) for request in feed.request_log],
             }
         )
 

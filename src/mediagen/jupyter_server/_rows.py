@@ -22,8 +22,11 @@ def _iso(value: dt.datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def generation_row(gen: Any, forecast_seconds: float | None = None) -> dict[str, Any]:
-    """A generation as the sidebar shows it (no output URL, no idempotency key)."""
+def generation_row(
+    gen: Any, forecast_seconds: float | None = None, estimate_credits: float | None = None
+) -> dict[str, Any]:
+    """A generation as the sidebar shows it (no output URL, no idempotency key); a running
+    job carries its forecast time and, when its fields price it, the credits quoted for it."""
     error = getattr(gen, "error", None)
     return {
         "id": gen.id,
@@ -41,6 +44,7 @@ def generation_row(gen: Any, forecast_seconds: float | None = None) -> dict[str,
             for i, out in enumerate(gen.outputs)
         ],
         "forecast_seconds": forecast_seconds,
+        "estimate_credits": estimate_credits,
     }
 
 

@@ -14,6 +14,11 @@ Prints, in one run (ratios against the baseline measured beside them):
     python benchmarks/bench_batch.py                          # 10,000 rows, 100,000 for memory
     python benchmarks/bench_batch.py --rows 2000 --big 20000 --concurrency 8 --poll 0.1 0.5
 
+With ``--peaks`` it prints only the peak memory of such a process at each size, and each
+peak's ratio to the first (the curve a size too long to run here is argued from):
+
+    python benchmarks/bench_batch.py --peaks 10000 20000 50000
+
 With ``--dask`` it prints instead rows/s of ``mediagen.dask.generate`` on a ``LocalCluster`` of
 2 worker processes against ``plan.run`` in this one process, over the same ``--rows`` (each
 partition, and ``plan.run``, at ``--concurrency``); the cluster's start and the driver's pricing
@@ -161,12 +166,32 @@ def dask_main(args) -> None:
         print(f"  rows/s ratio Dask / plan.run: {plan_s / dask_s:.2f}")
 
 
+def peaks_main(sizes: list[int]) -> None:
+    from mediagen_sandbox.testing import running_sandbox
+
+    with tempfile.TemporaryDirectory() as tmp, running_sandbox(speed=0.0) as sandbox:
+        root = Path(tmp)
+        key = sandbox.new_tenant(balance=10_000_000).api_key
+        first = None
+        for rows in sizes:
+            start = time.perf_counter()
+            peak = _peak(sandbox, key, rows, root, f"peak-{rows}")
+            first = first or peak
+            print(f"  {rows:>7} rows: peak memory {peak / 2**20:7.1f} MiB, "
+                  f"ratio to {sizes[0]} rows {peak / first:.2f} "
+                  f"({rows / (time.perf_counter() - start):.1f} rows/s)", flush=True)  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--big", type=int, default=100_000)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--dask", action="store_true", help="Dask, 2 workers, vs plan.run")
+    parser.add_argument(
+        "--peaks", type=int, nargs="+", default=None, metavar="ROWS",
+        help="only the peak memory of a fresh process at each size",
+    )  # fmt: skip
     parser.add_argument(
         "--poll", type=float, nargs=2, default=None, metavar=("START", "CAP"),
         help="both clients' poll_interval (default: the client's own)",
@@ -176,6 +201,9 @@ def main() -> None:
     POLL = None if args.poll is None else (args.poll[0], args.poll[1])
     if args.dask:
         dask_main(args)
+        return
+    if args.peaks:
+        peaks_main(args.peaks)
         return
     from mediagen_sandbox.testing import running_sandbox
 

@@ -22,6 +22,10 @@ peak's ratio to the first (the curve a size too long to run here is argued from)
                                                                      # ~5x faster: the same client
                                                                      # work at twice the size
 
+Mind the disk: every output is written twice (the sandbox's asset and the run's copy), some
+100 KB per image and 250 KB per speech row, so 50,000 speech rows take about 25 GB in the
+temporary directory until the run ends.
+
 With ``--dask`` it prints instead rows/s of ``mediagen.dask.generate`` on a ``LocalCluster`` of
 2 worker processes against ``plan.run`` in this one process, over the same ``--rows`` (each
 partition, and ``plan.run``, at ``--concurrency``); the cluster's start and the driver's pricing

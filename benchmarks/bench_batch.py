@@ -14,6 +14,18 @@ Prints, in one run (ratios against the baseline measured beside them):
     python benchmarks/bench_batch.py                          # 10,000 rows, 100,000 for memory
     python benchmarks/bench_batch.py --rows 2000 --big 20000 --concurrency 8 --poll 0.1 0.5
 
+With ``--peaks`` it prints only the peak memory of such a process at each size, and each
+peak's ratio to the first (the curve a size too long to run here is argued from):
+
+    python benchmarks/bench_batch.py --peaks 10000 20000 50000
+    python benchmarks/bench_batch.py --peaks 10000 50000 --speech   # rows the sandbox renders
+                                                                     # ~5x faster: the same client
+                                                                     # work at twice the size
+
+Mind the disk: every output is written twice (the sandbox's asset and the run's copy), some
+100 KB per image and 250 KB per speech row, so 50,000 speech rows take about 25 GB in the
+temporary directory until the run ends.
+
 With ``--dask`` it prints instead rows/s of ``mediagen.dask.generate`` on a ``LocalCluster`` of
 2 worker processes against ``plan.run`` in this one process, over the same ``--rows`` (each
 partition, and ``plan.run``, at ``--concurrency``); the cluster's start and the driver's pricing
@@ -91,17 +103,21 @@ _PEAK = """
 import resource, sys
 import pandas as pd
 import mediagen
-rows, out = int(sys.argv[1]), sys.argv[2]
+rows, out, speech = int(sys.argv[1]), sys.argv[2], sys.argv[3] == "speech"
 df = pd.DataFrame({"caption": [f"{out} product {i}" for i in range(rows)]})
-plan = df.mediagen.plan(model="pixel-1", prompt="{caption}")
+if speech:
+    plan = df.mediagen.plan(model="voxa-tts", text="{caption}", output_format="wav_24000")
+else:
+    plan = df.mediagen.plan(model="pixel-1", prompt="{caption}")
 result = plan.run(run_id="peak", output_dir=out, progress=False)
 assert (result["status"] == "completed").all()
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 """
 
 
-def _peak(sandbox, api_key, rows, root, tag):
-    """Peak resident bytes of a fresh process planning and running ``rows`` rows."""
+def _peak(sandbox, api_key, rows, root, tag, speech=False):
+    """Peak resident bytes of a fresh process planning and running ``rows`` rows (images, or
+    with ``speech`` short WAV speech)."""
     env = {
         **os.environ,
         "MEDIAGEN_BASE_URL": sandbox.base_url,
@@ -109,7 +125,7 @@ def _peak(sandbox, api_key, rows, root, tag):
         "MEDIAGEN_CACHE_DIR": str(root / f"{tag}-cache"),
     }
     done = subprocess.run(
-        [sys.executable, "-c", _PEAK, str(rows), str(root / tag)],
+        [sys.executable, "-c", _PEAK, str(rows), str(root / tag), "speech" if speech else "image"],
         env=env, capture_output=True, text=True, check=True,
     )  # fmt: skip
     return int(done.stdout.strip().splitlines()[-1])
@@ -161,12 +177,36 @@ def dask_main(args) -> None:
         print(f"  rows/s ratio Dask / plan.run: {plan_s / dask_s:.2f}")
 
 
+def peaks_main(sizes: list[int], speech: bool) -> None:
+    from mediagen_sandbox.testing import running_sandbox
+
+    with tempfile.TemporaryDirectory() as tmp, running_sandbox(speed=0.0) as sandbox:
+        root = Path(tmp)
+        key = sandbox.new_tenant(balance=10_000_000).api_key
+        first = None
+        for rows in sizes:
+            start = time.perf_counter()
+            peak = _peak(sandbox, key, rows, root, f"peak-{rows}", speech)
+            first = first or peak
+            print(f"  {rows:>7} rows: peak memory {peak / 2**20:7.1f} MiB, "
+                  f"ratio to {sizes[0]} rows {peak / first:.2f} "
+                  f"({rows / (time.perf_counter() - start):.1f} rows/s)", flush=True)  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--big", type=int, default=100_000)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--dask", action="store_true", help="Dask, 2 workers, vs plan.run")
+    parser.add_argument(
+        "--peaks", type=int, nargs="+", default=None, metavar="ROWS",
+        help="only the peak memory of a fresh process at each size",
+    )  # fmt: skip
+    parser.add_argument(
+        "--speech", action="store_true",
+        help="--peaks rows are short WAV speech (voxa-tts), rendered ~5x faster than images",
+    )  # fmt: skip
     parser.add_argument(
         "--poll", type=float, nargs=2, default=None, metavar=("START", "CAP"),
         help="both clients' poll_interval (default: the client's own)",
@@ -176,6 +216,9 @@ def main() -> None:
     POLL = None if args.poll is None else (args.poll[0], args.poll[1])
     if args.dask:
         dask_main(args)
+        return
+    if args.peaks:
+        peaks_main(args.peaks, args.speech)
         return
     from mediagen_sandbox.testing import running_sandbox
 

@@ -25,6 +25,7 @@ processes it cannot slow request handling down. A job's life:
 3. ``finalize``: one write transaction marks the generation completed (reservation -> charge,
    output assets registered) or failed (reservation refunded, error recorded). It only acts on a
    generation that is still pending, so a job settled twice (e.g. after a restart) is harmless.
+   The worker is handed its next job before the settling starts, so it never waits on SQLite.
 
 Everything a job needs is stored with the generation (``job_json``), so pending generations are
 re-scheduled after a restart; one whose job cannot be read back is failed and refunded.
@@ -328,6 +329,14 @@ class JobRunner:
                 with self._pool_lock:
                     lane.pool = None
             rendered = None
+        # the worker is free: it starts the next render while this one is settled
+        with self._cond:
+            lane.busy -= 1
+            if lane is not self.long:
+                left = self._rendering.pop(job.org_id) - 1
+                if left:
+                    self._rendering[job.org_id] = left
+        self._dispatch()
         try:
             if rendered is None:
                 self.finalize_failure(
@@ -337,13 +346,6 @@ class JobRunner:
                 self.finalize_success(job, rendered)
         except Exception:
             log.exception("settling %s failed", job.generation_id)
-        with self._cond:
-            lane.busy -= 1
-            if lane is not self.long:
-                left = self._rendering.pop(job.org_id) - 1
-                if left:
-                    self._rendering[job.org_id] = left
-        self._dispatch()
 
     # -- settlement -------------------------------------------------------------------------
 

@@ -14,6 +14,9 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -58,15 +61,77 @@ def dask_client_fixture(sandbox, cluster_tenant) -> Iterator[Any]:
         cluster.close()
 
 
+#: what Spark redacts from its event log and UI: its default, and names of API keys
+REDACTION = r"(?i)secret|password|token|access[.]?key|api[._]?key"
+
+
+@dataclass(frozen=True)
+class SparkLogs:
+    """Where the session's own records go: the driver's log4j log, the JVM's stdout and
+    stderr (the Python workers' stderr is copied there) and the event log directory."""
+
+    driver_log: Path
+    stdio: Path
+    event_dir: Path
+
+    def texts(self) -> dict[str, str]:
+        """Every file of them, by path (the event log uncompressed: searchable as text)."""
+        files = [self.driver_log, self.stdio, *sorted(self.event_dir.rglob("*"))]
+        return {str(f): f.read_text(errors="replace") for f in files if f.is_file()}
+
+
+@pytest.fixture(scope="session", name="spark_logs")
+def spark_logs_fixture(tmp_path_factory) -> SparkLogs:
+    root = tmp_path_factory.mktemp("spark-logs")
+    (root / "events").mkdir()
+    return SparkLogs(root / "driver.log", root / "stdio.log", root / "events")
+
+
+@contextmanager
+def _stdio_to(path: Path) -> Iterator[None]:
+    """File descriptors 1 and 2 point at ``path`` while the JVM starts (it keeps them)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with path.open("ab") as log:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+    try:
+        yield
+    finally:
+        for fd, old in zip((1, 2), saved, strict=True):
+            os.dup2(old, fd)
+            os.close(old)
+
+
+def _log4j_to(path: Path) -> Path:
+    """A log4j2 configuration sending every INFO line of the driver to ``path``."""
+    config = path.with_suffix(".properties")
+    config.write_text(
+        "rootLogger.level = info\n"
+        "rootLogger.appenderRef.file.ref = file\n"
+        "appender.file.type = File\n"
+        "appender.file.name = file\n"
+        f"appender.file.fileName = {path}\n"
+        "appender.file.layout.type = PatternLayout\n"
+        "appender.file.layout.pattern = %d %p %c: %m%n\n"
+    )
+    return config
+
+
 @pytest.fixture(scope="session", name="spark")
-def spark_fixture(sandbox, cluster_tenant) -> Iterator[Any]:
+def spark_fixture(sandbox, cluster_tenant, spark_logs) -> Iterator[Any]:
     """A ``SparkSession`` on ``local[2,4]``: 2 task threads, up to 4 attempts per task (plain
-    ``local[2]`` never retries a failed task). The Python workers run this interpreter."""
+    ``local[2]`` never retries a failed task). The Python workers run this interpreter. Its
+    driver log, stdout and stderr and event log go to ``spark_logs``; the event log redacts
+    ``spark.executorEnv.MEDIAGEN_API_KEY`` only because ``spark.redaction.regex`` names API keys
+    (Spark's default regex does not, and the key would be in it several times)."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
+    log4j = _log4j_to(spark_logs.driver_log)
     builder = (
         SparkSession.builder.master("local[2,4]")
         .appName("mediagen-tests")
@@ -75,10 +140,16 @@ def spark_fixture(sandbox, cluster_tenant) -> Iterator[Any]:
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j}")
+        .config("spark.eventLog.enabled", "true")
+        .config("spark.eventLog.compress", "false")
+        .config("spark.eventLog.dir", spark_logs.event_dir.as_uri())
+        .config("spark.redaction.regex", REDACTION)
     )
     for name, value in _worker_env(sandbox, cluster_tenant).items():
         builder = builder.config(f"spark.executorEnv.{name}", value)
-    session = builder.getOrCreate()
+    with _stdio_to(spark_logs.stdio):
+        session = builder.getOrCreate()
     try:
         yield session
     finally:

@@ -6,10 +6,18 @@ each test tells its rows apart by a fresh run id and reads the ledger before and
 
 from __future__ import annotations
 
+import contextlib
+import io
+import signal
+import sys
+import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pandas as pd
+import psutil
 import pytest
 from cluster_fixtures import (  # noqa: F401  (fixtures)
     assert_one_charge_per_row,
@@ -17,6 +25,7 @@ from cluster_fixtures import (  # noqa: F401  (fixtures)
     cluster_tenant_fixture,
     driver_fixture,
     spark_fixture,
+    spark_logs_fixture,
 )
 from pyspark import TaskContext
 from pyspark.sql.types import DoubleType, StringType
@@ -27,11 +36,12 @@ from mediagen.datasets import RESULT_COLUMNS
 pytestmark = pytest.mark.cluster
 
 
-def _table(spark, rows: int, partitions: int):
+def _table(spark, rows: int, partitions: int, slow: float = 0.0):
+    marker = f" [[slow:{slow}]]" if slow else ""
     df = pd.DataFrame(
         {
             "sku": [f"sku-{i:05d}" for i in range(rows)],
-            "caption": [f"a kettle number {i}" for i in range(rows)],
+            "caption": [f"a kettle number {i}{marker}" for i in range(rows)],
             "style": ["watercolor", "ink"] * (rows // 2) + ["ink"] * (rows % 2),
         }
     )
@@ -154,3 +164,113 @@ def test_an_invalid_row_is_skipped_by_its_label_when_asked(spark, sandbox, clust
     sent = out.drop(index="sku-00002")
     assert (sent["status"] == "completed").all()
     assert_one_charge_per_row(sent, charge_entries(sandbox, cluster_tenant)[before:])
+
+
+def _reservations(sandbox, tenant) -> int:
+    entries = sandbox.admin.ledger(tenant.org_id)["entries"]
+    return sum(1 for e in entries if e["kind"] == "reserve")
+
+
+def _python_workers_talking_to(port: int) -> list[psutil.Process]:
+    """The Python worker processes under this session's JVM with a connection open to
+    ``port``: the ones in the middle of a partition's requests."""
+    javas = [p for p in psutil.Process().children(recursive=True) if p.name() == "java"]
+    found = []
+    for java in javas:
+        for child in java.children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                if any(
+                    c.raddr and c.raddr.port == port and c.status == psutil.CONN_ESTABLISHED
+                    for c in child.net_connections(kind="tcp")
+                ):
+                    found.append(child)
+    return found
+
+
+def _lost_tasks(spark_logs) -> int:
+    """Tasks the driver's log says were lost because their Python worker died."""
+    lines = spark_logs.driver_log.read_text().splitlines()
+    return sum("Lost task" in line and "Python worker exited" in line for line in lines)
+
+
+def test_a_python_worker_killed_mid_partition_is_retried_and_pays_nothing_twice(
+    spark, spark_logs, sandbox, cluster_tenant, driver
+):
+    """kill -9 of the Python worker running a partition, after its rows were sent and before
+    they are done (each takes 2.5 s in the sandbox): Spark runs the task again, which sends
+    the same keys, and every row is charged once."""
+    rows = 40
+    sdf = _table(spark, rows, partitions=2, slow=2.5)
+    before = charge_entries(sandbox, cluster_tenant)
+    reserved = _reservations(sandbox, cluster_tenant)
+    lost = _lost_tasks(spark_logs)
+    result = mediagen.spark.generate(
+        sdf, model="pixel-1", prompt="{caption}", run_id=f"spark-{uuid.uuid4()}", client=driver
+    )
+    port = urlsplit(sandbox.base_url).port
+    assert port is not None
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        action = pool.submit(result.toPandas)
+        deadline = time.monotonic() + 90
+        workers: list[psutil.Process] = []
+        while _reservations(sandbox, cluster_tenant) < reserved + 10 or not workers:
+            assert time.monotonic() < deadline, "no partition started sending its rows"
+            assert not action.done()
+            workers = _python_workers_talking_to(port)
+            time.sleep(0.05)
+        victim = workers[0]
+        victim.send_signal(signal.SIGKILL)  # mid-partition: rows sent, not yet done
+        assert len(charge_entries(sandbox, cluster_tenant)) < len(before) + rows
+        out = action.result(timeout=180)
+    assert not victim.is_running()
+    assert _lost_tasks(spark_logs) == lost + 1  # its task failed, and Spark ran it again
+    assert len(out) == rows
+    assert out["row_id"].is_unique
+    assert (out["status"] == "completed").all()
+    assert_one_charge_per_row(out, charge_entries(sandbox, cluster_tenant)[len(before) :])
+
+
+def test_the_api_key_is_absent_from_sparks_logs_the_parquet_and_the_query_plan(
+    spark, spark_logs, sandbox, cluster_tenant, driver, tmp_path
+):
+    """Where Spark writes what it did: the driver's log4j log, the JVM's stdout and stderr
+    (where the Python workers' stderr goes), the event log, the query plan as ``explain``
+    prints it, the Parquet files the results are written to, and the results."""
+    key = cluster_tenant.api_key
+    sdf = _table(spark, 6, partitions=2)
+    result = mediagen.spark.generate(
+        sdf, model="pixel-1", prompt="{caption}", index="sku", run_id=f"spark-{uuid.uuid4()}",
+        client=driver,
+    )  # fmt: skip
+
+    def say_on_stderr(batches):
+        """In the task with the rows: a line on the Python worker's stderr."""
+        print("a line from a python worker", file=sys.stderr, flush=True)
+        yield from batches
+
+    shown = result.mapInPandas(say_on_stderr, schema=result.schema)
+    plan = io.StringIO()
+    with contextlib.redirect_stdout(plan):
+        shown.explain(extended=True)
+    assert "MapInPandas" in plan.getvalue()
+    assert key not in plan.getvalue()
+
+    before = len(charge_entries(sandbox, cluster_tenant))
+    target = tmp_path / "results.parquet"
+    shown.write.parquet(str(target))
+    parts = sorted(target.glob("*.parquet"))
+    assert parts
+    assert not any(key.encode() in part.read_bytes() for part in parts)
+    out = pd.read_parquet(target)
+    assert sorted(out["sku"]) == [f"sku-{i:05d}" for i in range(6)]
+    assert (out["status"] == "completed").all()
+    assert key not in out.to_csv()
+    assert_one_charge_per_row(out, charge_entries(sandbox, cluster_tenant)[before:])
+
+    spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()  # the event log is written
+    texts = spark_logs.texts()
+    assert "a line from a python worker" in texts[str(spark_logs.stdio)]
+    assert "SparkContext" in texts[str(spark_logs.driver_log)]
+    events = "".join(t for path, t in texts.items() if path.startswith(str(spark_logs.event_dir)))
+    assert "spark.executorEnv.MEDIAGEN_API_KEY" in events  # there, with its value redacted
+    assert [path for path, text in texts.items() if key in text] == []

@@ -17,7 +17,13 @@ sends the same keys, so the service charges nothing again.
 
 Each executor builds its own ``Client()`` from its environment: set ``MEDIAGEN_API_KEY`` with
 ``spark.executorEnv.MEDIAGEN_API_KEY`` (or the executors' environment). The key is never in the
-function Spark ships to them.
+function Spark ships to them, the query plan, the results or the Parquet they are written to.
+Spark itself writes every ``spark.executorEnv.*`` value into its event log (and shows it in its
+UI) unless ``spark.redaction.regex`` matches the name, and its default regex does not match
+``MEDIAGEN_API_KEY``: add ``api[._]?key`` to it when the session starts, e.g.
+``.config("spark.redaction.regex", r"(?i)secret|password|token|access[.]?key|api[._]?key")``.
+A Python worker killed mid-partition fails its task, and Spark runs the task again with the
+same keys: every row is charged once.
 """
 
 from __future__ import annotations

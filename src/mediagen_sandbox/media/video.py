@@ -109,7 +109,7 @@ class _FrameMaker:
         self.planes = _Planes(width, height)
         # a background twice as wide as the frame whose colour cycle repeats: scrolling it
         # by up to one frame width is a slice, never a recomputation
-        strip = Image.fromarray(drawing.gradient(2 * width, height, spec.seed, span=4.0))
+        strip = drawing.gradient_picture(2 * width, height, spec.seed, span=4.0)
         strip = strip.convert("RGBA")
         drawing.draw_shapes(strip, spec.seed, count=9)
         for key, path in sorted(spec.inputs.items()):

@@ -282,16 +282,27 @@ class Notebook:
             timeout=timeout,
         )
 
-    def save(self) -> dict:
-        self._js("return app.commands.execute('docmanager:save');")
-        self.page.wait_for_function(
-            """(path) => {
-                const panel = findPanel(path);
-                return panel && !panel.context.model.dirty;
-            }""",
-            arg=self.name,
-        )
-        return json.loads(self.path.read_text())
+    def save(self, attempts: int = 4) -> dict:
+        """Save, as Ctrl-S does, until the notebook is clean. A live output (a widget's
+        snapshot) may change the notebook while it is being saved, which leaves it dirty again:
+        then it is saved once more, as a user would. A notebook that never settles fails."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        for _ in range(attempts):
+            self._js("return app.commands.execute('docmanager:save');")
+            try:
+                self.page.wait_for_function(
+                    """(path) => {
+                        const panel = findPanel(path);
+                        return panel && !panel.context.model.dirty;
+                    }""",
+                    arg=self.name,
+                    timeout=10_000,
+                )
+            except PlaywrightTimeout:
+                continue
+            return json.loads(self.path.read_text())
+        raise AssertionError(f"{self.name} was still unsaved after {attempts} saves")
 
 
 class Lab:

@@ -23,19 +23,8 @@ MODULES = {
 }
 #: the resources a client hands out (client.images, client.generations, ...)
 RESOURCES = [
-    "mediagen.client._sync_resources." + name
-    for name in (
-        "Images",
-        "Videos",
-        "Audio",
-        "Generations",
-        "GenerationList",
-        "Models",
-        "CreditsResource",
-        "Uploads",
-    )
-] + [
-    "mediagen.client._async_resources.Async" + name
+    f"mediagen.client.{module}.{prefix}{name}"
+    for module, prefix in (("_sync_resources", ""), ("_async_resources", "Async"))
     for name in (
         "Images",
         "Videos",

@@ -7,11 +7,13 @@ key must never reach the page: not in a response, the DOM, localStorage or the c
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -82,6 +84,31 @@ def row(page, generation_id: str):
 def show_sidebar(page) -> None:
     page.evaluate("window.jupyterapp.shell.activateById('mediagen-generations')")
     expect(page.locator(SIDEBAR)).to_be_visible()
+
+
+@contextlib.contextmanager
+def own_server(
+    lab, base: Path, env: dict[str, str], url: str = "lab?reset", notebooks=None, **options
+):
+    """A JupyterLab (or Notebook 7) server of its own, holding ``notebooks`` (name: cells), and
+    a fresh page on ``url``: (server, page). The page must log no console error; the server
+    stops at the end."""
+    server = LabServer(base, env, **options)
+    for name, cells in (notebooks or {}).items():
+        write_notebook(server.root / name, cells)
+    context = lab.page.context.browser.new_context(viewport={"width": 1280, "height": 1000})
+    errors: list[str] = []
+    try:
+        page = context.new_page()
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        separator = "&" if "?" in url else "?"
+        page.goto(f"{server.url}/{url}{separator}token={server.token}")
+        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started")
+        yield server, page
+    finally:
+        context.close()
+        server.stop()
+    assert errors == []
 
 
 def console_errors(lab, since: int) -> list[str]:
@@ -190,15 +217,9 @@ def test_the_status_item_is_live_with_the_sidebar_never_opened(
     """Its own credits-only subscription: the balance and a top-up without the sidebar, and
     no listing of generations until the sidebar shows; then a running flat-priced job's row
     says what its estimate reserved."""
-    server = LabServer(tmp_path_factory.mktemp("status-only"), lab_env)
-    context = lab.page.context.browser.new_context(viewport={"width": 1280, "height": 1000})
     client = Client(api_key=lab_tenant.api_key, base_url=sandbox.base_url, journal=False)
-    errors: list[str] = []
-    try:
-        page = context.new_page()
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.goto(f"{server.url}/lab?token={server.token}&reset")
-        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started")
+    root = tmp_path_factory.mktemp("status-only")
+    with own_server(lab, root, lab_env) as (server, page):
         status = page.locator(STATUS)
         expect(status).to_have_attribute(
             "data-balance", str(_number(client.credits.get().balance)), timeout=10_000
@@ -223,10 +244,6 @@ def test_the_status_item_is_live_with_the_sidebar_never_opened(
         expect(cost).to_have_text(f"≈ {_number(quoted)} credits reserved", timeout=6_000)
         expect(row(page, job.id)).to_have_attribute("data-status", "completed", timeout=30_000)
         expect(cost).to_have_text(f"{_number(quoted)} credits")
-    finally:
-        context.close()
-        server.stop()
-    assert errors == []
 
 
 def test_two_tabs_share_one_poller(lab, lab_server, watched):
@@ -407,30 +424,21 @@ def test_sidebar_in_notebook_7(tmp_path_factory, lab_env, lab):
     made = Client(journal=False, **_connection(lab_env)).images.create(
         model="pixel-pro", prompt="a Notebook 7 kite", quality="low"
     )
-    server = LabServer(
+    with own_server(
+        lab,
         tmp_path_factory.mktemp("nb7-sidebar"),
         lab_env,
+        url="notebooks/nb7.ipynb",
+        notebooks={"nb7.ipynb": ["1 + 1"]},
         app="notebook",
         app_class="JupyterNotebookApp",
-    )
-    write_notebook(server.root / "nb7.ipynb", ["1 + 1"])
-    context = lab.page.context.browser.new_context(viewport={"width": 1280, "height": 1000})
-    errors: list[str] = []
-    try:
-        page = context.new_page()
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.goto(f"{server.url}/notebooks/nb7.ipynb?token={server.token}")
-        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started")
+    ) as (_, page):
         page.evaluate(
             "() => window.jupyterapp.shell.expandLeft && window.jupyterapp.shell.expandLeft()"
         )
         page.evaluate("() => window.jupyterapp.shell.activateById('mediagen-generations')")
         expect(page.locator(SIDEBAR)).to_be_visible()
         expect(row(page, made.id)).to_be_visible(timeout=10_000)
-    finally:
-        context.close()
-        server.stop()
-    assert errors == []
 
 
 def _connection(env: dict[str, str]) -> dict[str, str]:
@@ -438,17 +446,8 @@ def _connection(env: dict[str, str]) -> dict[str, str]:
 
 
 def test_without_a_key_the_sidebar_says_how_to_set_one(tmp_path_factory, sandbox, lab):
-    server = LabServer(
-        tmp_path_factory.mktemp("no-key"),
-        {"MEDIAGEN_API_KEY": "", "MEDIAGEN_BASE_URL": sandbox.base_url},
-    )
-    context = lab.page.context.browser.new_context(viewport={"width": 1280, "height": 1000})
-    errors: list[str] = []
-    try:
-        page = context.new_page()
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.goto(f"{server.url}/lab?token={server.token}&reset")
-        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started")
+    no_key = {"MEDIAGEN_API_KEY": "", "MEDIAGEN_BASE_URL": sandbox.base_url}
+    with own_server(lab, tmp_path_factory.mktemp("no-key"), no_key) as (server, page):
         show_sidebar(page)
         message = page.locator(f"{SIDEBAR} [role=status]")
         expect(message).to_contain_text("MEDIAGEN_API_KEY")
@@ -458,7 +457,3 @@ def test_without_a_key_the_sidebar_says_how_to_set_one(tmp_path_factory, sandbox
         with httpx.Client(headers={"Authorization": f"token {server.token}"}) as authed:
             answer = authed.get(f"{server.url}/mediagen/api/media/0123/0", timeout=10)
         assert answer.status_code == 502
-    finally:
-        context.close()
-        server.stop()
-    assert errors == []

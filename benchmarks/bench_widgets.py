@@ -206,6 +206,14 @@ LOADED_MEDIA = """([path, index]) => findPanel(path).content.widgets[index].node
     .querySelectorAll('.mg-compare:not([data-old]) :is(img, audio, video)[src],'
         + ' .bl-grid:not([data-old]) :is(img, audio, video)[src]').length"""
 
+UNTIL = """window.until = async (ready, what, seconds = 60) => {
+    const end = performance.now() + seconds * 1000;
+    while (!ready()) {
+        if (performance.now() > end) throw new Error(`not on screen in ${seconds} s: ${what}`);
+        await new Promise((r) => setTimeout(r, 2));
+    }
+};"""
+
 TIME_CELL = """async ([path, index, predicate]) => {
     const panel = findPanel(path);
     const cell = panel.content.widgets[index].node;
@@ -216,7 +224,7 @@ TIME_CELL = """async ([path, index, predicate]) => {
     const start = performance.now();
     panel.content.activeCellIndex = index;
     window.jupyterapp.commands.execute('notebook:run-cell');
-    while (!ready(cell)) await new Promise((r) => setTimeout(r, 2));
+    await until(() => ready(cell), predicate);
     return performance.now() - start;
 }"""
 
@@ -228,14 +236,14 @@ TIME_CHANGE = """async ([path, index, select, value, done]) => {
     const option = [...node.options].find((o) => o.textContent.trim() === value);
     node.value = option.value;
     node.dispatchEvent(new Event('change', {bubbles: true}));
-    while (!ready(cell)) await new Promise((r) => setTimeout(r, 2));
+    await until(() => ready(cell), done);
     return performance.now() - start;
 }"""
 
 WAIT_FOR = """async ([path, index, done]) => {
     const cell = findPanel(path).content.widgets[index].node;
     const ready = new Function('cell', done);
-    while (!ready(cell)) await new Promise((r) => setTimeout(r, 2));
+    await until(() => ready(cell), done);
 }"""
 
 
@@ -313,6 +321,12 @@ def main() -> None:
                 page = browser.new_page(viewport={"width": 1280, "height": 1000})
                 page.set_default_timeout(120_000)
                 page.add_init_script(FIND_PANEL)
+                page.add_init_script(UNTIL)
+                page.on("pageerror", lambda e: print("browser error:", e, file=sys.stderr))
+                page.on(
+                    "console",
+                    lambda m: m.type == "error" and print("console:", m.text, file=sys.stderr),
+                )
                 lab = Lab(server, page)
                 setup = SETUP.format(cache=str(base / "cache"))
                 notebook = lab.open("bench.ipynb", [setup, *CELLS])

@@ -258,6 +258,13 @@ def test_the_studio_lays_the_picker_beside_the_form_and_stacks_them_when_narrow(
 
     wide = boxes()
     assert wide["picker"]["x"] + wide["picker"]["width"] <= wide["form"]["x"], wide
+    # the meter comes after the first paint into a row kept for it: its arrival moves nothing
+    room = studio.locator(".mg-studio").first.evaluate(
+        "(el) => parseFloat(getComputedStyle(el).getPropertyValue('--mg-studio-meter-height'))"
+    )
+    meter = studio.locator(".mg-studio-meter").first.bounding_box()
+    assert meter is not None
+    assert 0 < meter["height"] <= room, (meter, room)
     assert abs(wide["picker"]["y"] - wide["form"]["y"]) < 2, "side by side, tops aligned"
     assert wide["form"]["y"] + wide["form"]["height"] <= wide["estimate"]["y"], wide
     assert abs(wide["form"]["x"] - wide["estimate"]["x"]) < 2, "the estimate under the form"
@@ -276,3 +283,10 @@ def test_the_studio_lays_the_picker_beside_the_form_and_stacks_them_when_narrow(
         assert narrow["form"]["width"] <= 560
     finally:
         lab.page.set_viewport_size(size)
+
+    # the shared stylesheet is in the page once: not a copy per widget class (anywidget's _css)
+    sheets = lab.page.evaluate(
+        """() => [...document.querySelectorAll('style')]
+            .filter((s) => s.textContent.includes('.mg-studio.widget-vbox')).map((s) => s.id)"""
+    )
+    assert sheets == ["mediagen-shared-css"], sheets

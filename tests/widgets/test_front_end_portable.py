@@ -41,3 +41,30 @@ def test_the_check_catches_a_lab_only_global():
     found = [what for what, pattern in FRONT_END_ONLY.items() if pattern.search(leaky)]
     assert "window.jupyterapp" in found
     assert "AMD require/define" in found
+
+
+def test_the_shared_stylesheet_comes_once_with_shared_js_not_with_each_widget_class():
+    import json
+
+    from mediagen.widgets._base import MediagenWidget
+
+    sheet = _assets.SHARED_CSS.read_text(encoding="utf-8")
+    classes = {c for c in _subclasses(MediagenWidget) if c.__dict__.get("_module")}
+    assert len(classes) == len(MODULES) - 1  # all but shared.js
+    for cls in classes:
+        own = getattr(cls, "_css", None) or ""
+        assert sheet not in own, f"{cls.__name__} sends mediagen.css as its own _css"
+        assert _assets.esm(cls._module).count(json.dumps(sheet)) == 1, cls.__name__
+
+
+def _subclasses(cls: type) -> set[type]:
+    import importlib
+
+    for module in _assets.STATIC.glob("*.js"):  # each view's module defines its widget class
+        name = {"compare": "_compare", "theme": "_theme"}.get(module.stem, module.stem)
+        if name != "shared":
+            importlib.import_module(f"mediagen.widgets.{name}")
+    found = set(cls.__subclasses__())
+    for sub in list(found):
+        found |= _subclasses(sub)
+    return found

@@ -1,7 +1,8 @@
 """Base pieces every mediagen widget is built from (reusable by other widgets in the package).
 
 - :class:`MediagenWidget`: an ``anywidget.AnyWidget`` whose front end is a file in
-  ``static/`` (``_module = "player.js"``) with the shared ``mediagen.css``.
+  ``static/`` (``_module = "player.js"``), styled by the shared ``mediagen.css`` that
+  ``shared.js`` puts in the page once, and by its own ``_stylesheets`` if it has any.
 - :class:`ReportsErrors`: an ``error`` trait and :meth:`ReportsErrors.report` so a failing
   callback or background task shows its message in the widget instead of vanishing in a log.
 
@@ -61,7 +62,7 @@ def _describe(exc: BaseException) -> str:
 
 
 class MediagenWidget(ReportsErrors, anywidget.AnyWidget):
-    """An anywidget whose JS is ``static/<_module>`` and whose CSS is the shared sheet."""
+    """An anywidget whose JS is ``static/<_module>``, styled by the shared sheet."""
 
     _module: ClassVar[str] = ""
     _stylesheets: ClassVar[tuple[str, ...]] = ()
@@ -69,5 +70,6 @@ class MediagenWidget(ReportsErrors, anywidget.AnyWidget):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         if "_module" in cls.__dict__ and cls._module:
             cls._esm = _assets.esm(cls._module)
-            cls._css = _assets.css(*cls._stylesheets)
+            if cls._stylesheets:
+                cls._css = _assets.css(*cls._stylesheets)
         super().__init_subclass__(**kwargs)

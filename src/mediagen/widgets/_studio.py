@@ -28,7 +28,7 @@ from mediagen.display import _html
 from mediagen.widgets import _tasks
 from mediagen.widgets._service import Service
 from mediagen.widgets._snapshot import StaticFallback, generations_html, plural, price_settings
-from mediagen.widgets.credits import CreditMeter
+from mediagen.widgets.credits import Balance, CreditMeter
 from mediagen.widgets.estimate import LiveEstimate
 from mediagen.widgets.form import RequestForm
 from mediagen.widgets.gallery import Gallery
@@ -60,13 +60,17 @@ class Studio(StaticFallback, ipywidgets.VBox):
     ) -> None:
         self.service = service or Service(client, poll_interval=poll_interval, poll_cap=poll_cap)
         # The first paint needs the catalog: ask for it before building anything, so it is on
-        # its way while the widgets are made; the credits, the re-attached jobs and the
-        # gallery's history follow once the picker is filled (``_start``).
+        # its way while the widgets are made. The credit meter and the gallery follow the first
+        # paint (``_start``), as do the credits, the re-attached jobs and the gallery's history:
+        # each anywidget is one more module the page must load before the studio shows.
         catalog = self.service.models_started()
-        self.meter = CreditMeter(self.service)
+        #: the one balance the meter and the estimate show
+        self.balance = Balance(self.service)
+        self._meter: CreditMeter | None = None
+        self._gallery: Gallery | None = None
         self.form = RequestForm(uploader=self.service.upload)
         self.estimate = LiveEstimate(
-            self.service, self.form, debounce=debounce, balance=self.meter.balance
+            self.service, self.form, debounce=debounce, balance=self.balance
         )
         #: the forecast for the estimated request, from the user's own history
         self.forecast = ipywidgets.HTML()
@@ -74,7 +78,6 @@ class Studio(StaticFallback, ipywidgets.VBox):
         self._history_synced = False
         self.jobs = ipywidgets.VBox()
         self.jobs.add_class("mg-studio-jobs")
-        self.gallery = Gallery(self.service)
         self.cards: list[JobCard] = []
         # where each card's Save writes; the user can change it in the studio
         self.save_folder = ipywidgets.Text(
@@ -90,10 +93,11 @@ class Studio(StaticFallback, ipywidgets.VBox):
         self.picker = ModelPicker(_arrived(catalog, self.CATALOG_WAIT))
         #: the latest generation that finished in this studio (None until one does)
         self.last: Any = None
-        # One grid, laid out by mediagen.css (.mg-studio): the picker on the left beside the
-        # form, estimate and forecast, everything else full width. Every container or Layout
-        # is one more model the page must create before the studio is on screen, so the grid
-        # is CSS, not nested boxes.
+        # One grid, laid out by mediagen.css (.mg-studio): the meter on top, the picker on the
+        # left beside the form, estimate and forecast, everything else full width; each part
+        # has its place, so the meter and the gallery arriving later move nothing. Every
+        # container or Layout is one more model the page must create before the studio is on
+        # screen, so the grid is CSS, not nested boxes.
         for part, name in (
             (self.picker, "picker"),
             (self.form, "form"),
@@ -102,16 +106,7 @@ class Studio(StaticFallback, ipywidgets.VBox):
         ):
             part.add_class(f"mg-studio-{name}")
         super().__init__(
-            [
-                self.meter,
-                self.picker,
-                self.form,
-                self.estimate,
-                self.forecast,
-                self.save_folder,
-                self.jobs,
-                self.gallery,
-            ]
+            [self.picker, self.form, self.estimate, self.forecast, self.save_folder, self.jobs]
         )
         self.add_class("mg-studio")
         self.picker.observe(self._on_model, names="value")
@@ -123,10 +118,29 @@ class Studio(StaticFallback, ipywidgets.VBox):
         )
 
     @property
+    def meter(self) -> CreditMeter:
+        """The credit meter: balance, spend limits and this session's spend."""
+        if self._meter is None:
+            self._meter = CreditMeter(self.service, balance=self.balance)
+            self._meter.add_class("mg-studio-meter")
+            self.children = (self._meter, *self.children)  # type: ignore[has-type]
+        return self._meter
+
+    @property
+    def gallery(self) -> Gallery:
+        """The gallery of finished generations, this session's and the history's."""
+        if self._gallery is None:
+            self._gallery = Gallery(self.service)
+            self._gallery.add_class("mg-studio-gallery")
+            self.children = (*self.children, self._gallery)  # type: ignore[has-type]
+        return self._gallery
+
+    @property
     def generations(self) -> list[Any]:
         """Every generation the studio shows (job cards and gallery), newest first."""
         found = {read_field(c.result, "id"): c.result for c in self.cards}
-        for generation in self.gallery.generations:
+        shown = self._gallery.generations if self._gallery is not None else []
+        for generation in shown:
             found.setdefault(read_field(generation, "id"), generation)
         return sorted(found.values(), key=_created, reverse=True)
 
@@ -137,12 +151,14 @@ class Studio(StaticFallback, ipywidgets.VBox):
                 self.picker.set_models(await catalog)
             finally:
                 self.picker.loading = False
+        # the first paint is on its way: now the parts it did without
         self.meter.refresh()
+        gallery = self.gallery
         if reattach:
             for generation in await self.service.pending_journal():
                 self.attach(generation)
         if history:
-            await self.gallery.load_history(self.HISTORY_LIMIT)
+            await gallery.load_history(self.HISTORY_LIMIT)
 
     def _start_failed(self, exc: BaseException) -> None:
         self.picker.report(exc, context="Loading the catalog")
@@ -226,14 +242,14 @@ class Studio(StaticFallback, ipywidgets.VBox):
         return f"It fills {self.form.label_of(used)} of {self.form.model_name}."
 
     def snapshot_text(self) -> str:
-        balance = (self.meter.credits or {}).get("balance")
+        balance = (self.balance.credits or {}).get("balance")
         parts = [f"mediagen studio: {plural(len(self.generations), 'generation')}"]
         if balance is not None:
             parts.append(f"balance {_html.credits_text(balance)} credits")
         return ", ".join(parts)
 
     def snapshot_html(self) -> str:
-        settings = self.gallery.settings()
+        settings = self._gallery.settings() if self._gallery is not None else {}
         settings.update({read_field(c.result, "id"): price_settings(c.request) for c in self.cards})
         return generations_html(self.snapshot_text(), self.generations, settings)
 

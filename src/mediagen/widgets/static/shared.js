@@ -1,5 +1,27 @@
 // Helpers shared by every mediagen view (inlined into each view module by _assets.py).
 
+// The stylesheet every mediagen view shares (mediagen.css), written in here by _assets.py with
+// its hash. The page holds it once, however many widgets it shows: as anywidget's `_css` it
+// would be a copy per widget class, each restyling the whole page when a widget appears.
+const SHARED_CSS = "";
+const SHARED_CSS_HASH = "";
+const SHARED_STYLE_ID = "mediagen-shared-css";
+
+/** Put the shared stylesheet in the page once (again only if this mediagen's differs). */
+export function ensureSharedStyles() {
+  let style = document.getElementById(SHARED_STYLE_ID);
+  if (style && style.dataset.hash === SHARED_CSS_HASH) return;
+  if (!style) {
+    style = document.createElement("style");
+    style.id = SHARED_STYLE_ID;
+    document.head.append(style);
+  }
+  style.dataset.hash = SHARED_CSS_HASH;
+  style.textContent = SHARED_CSS;
+}
+
+ensureSharedStyles();
+
 /** Create an element: h("div", {class: "mg-row", "aria-label": "x"}, child, "text"). */
 export function h(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);

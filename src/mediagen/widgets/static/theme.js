@@ -1,6 +1,8 @@
 // Theme probe: tells the kernel whether the page around it is dark, and keeps telling it.
 // JupyterLab and Notebook 7 mark the theme on <body data-jp-theme-light>; VS Code marks
 // body.vscode-dark; anywhere else the browser's colour-scheme preference decides.
+// It also brings the shared stylesheet for widgets beside it that only use its classes.
+import { ensureSharedStyles } from "./shared.js";
 function isDark() {
   const body = document.body;
   if (body.dataset.jpThemeLight !== undefined) return body.dataset.jpThemeLight === "false";
@@ -10,6 +12,7 @@ function isDark() {
 }
 
 function render({ model, el }) {
+  ensureSharedStyles();
   el.classList.add("mg-theme-probe");
   const report = () => {
     const dark = isDark();

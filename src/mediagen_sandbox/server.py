@@ -7,7 +7,10 @@ When ready it prints exactly (then flushes)::
     MEDIAGEN_SANDBOX_ADMIN_TOKEN=...
 
 ``--port 0`` binds a free port and prints the real one. SIGINT/SIGTERM stop it cleanly (the
-job runner stops; pending generations are resumed on the next start).
+job runner stops; pending generations are resumed on the next start). With
+``--exit-with-stdin`` it also stops when its standard input ends: a parent that holds the other
+end of that pipe (``mediagen_sandbox.testing``) stops the sandbox by exiting, however it exits,
+``kill -9`` included, as the kernel closes the pipe then.
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import signal
 import socket
 import sys
+import threading
 from pathlib import Path
 
 import uvicorn
@@ -53,6 +58,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="HTTP/1.1 implementation (default: httptools where installed, else h11)",
     )
     parser.add_argument("--log-level", default="warning")
+    parser.add_argument(
+        "--exit-with-stdin",
+        action="store_true",
+        help="stop when standard input ends (the parent holding it exited)",
+    )
     return parser.parse_args(argv)
 
 
@@ -132,6 +142,24 @@ def main(argv: list[str] | None = None) -> int:
         timeout_graceful_shutdown=5,
     )
     server = _Server(config, ctx)
+    if args.exit_with_stdin:
+        _stop_at_end_of_stdin(server)
     with contextlib.suppress(KeyboardInterrupt):
         server.run(sockets=[sock])  # on uvloop where it is installed (uvicorn[standard])
     return 0
+
+
+def _stop_at_end_of_stdin(server: uvicorn.Server) -> None:
+    """Stop ``server`` cleanly once standard input reaches its end."""
+
+    # os.read on the descriptor, not sys.stdin: a daemon thread blocked inside a buffered
+    # reader holds its lock, which aborts the interpreter's shutdown
+    fd = sys.stdin.fileno()
+
+    def watch() -> None:
+        with contextlib.suppress(OSError):
+            while os.read(fd, 65536):
+                pass
+        server.should_exit = True
+
+    threading.Thread(target=watch, name="mediagen-sandbox-stdin", daemon=True).start()

@@ -240,12 +240,19 @@ class SandboxHandle:
         cmd = [
             sys.executable, "-m", "mediagen_sandbox", "--host", "127.0.0.1",
             "--port", str(port), "--data-dir", str(self.data_dir), "--speed", str(self.speed),
-            *self.args,
+            "--exit-with-stdin", *self.args,
         ]  # fmt: skip
         env = {**os.environ, "PYTHONUNBUFFERED": "1", **(self.env or {})}
         log = open(self._log_path, "ab")  # noqa: SIM115 - lives as long as the process
+        # its stdin is a pipe only this process writes to (it never does): when this process
+        # ends, however it ends, the pipe closes and the sandbox stops (``--exit-with-stdin``)
         self.process = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=log, env=env, start_new_session=True
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            env=env,
+            start_new_session=True,
         )
         log.close()
         lines = self._read_ready_lines()
@@ -324,8 +331,11 @@ class SandboxHandle:
         self._reap()
 
     def _reap(self) -> None:
-        if self.process is not None and self.process.stdout is not None:
-            self.process.stdout.close()
+        if self.process is not None:
+            for pipe in (self.process.stdin, self.process.stdout):
+                if pipe is not None:
+                    with suppress(OSError):
+                        pipe.close()
         self.process = None
 
     def restart(self) -> None:

@@ -218,7 +218,19 @@ class Notebook:
         self.path = lab.server.root / name
 
     def wait_idle(self, timeout: float = 60_000) -> None:
-        self.page.get_by_text(KERNEL_IDLE).first.wait_for(timeout=timeout)
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        try:
+            self.page.get_by_text(KERNEL_IDLE).first.wait_for(timeout=timeout)
+        except PlaywrightTimeout:
+            state = self._js(
+                "const k = panel?.sessionContext?.session?.kernel;"
+                "return {status: k?.status, connection: k?.connectionStatus,"
+                " current: app.shell.currentWidget?.title?.label,"
+                " bar: [...document.querySelectorAll('.jp-StatusBar-Item')]"
+                ".map((n) => n.textContent).join(' / ')};"
+            )
+            raise AssertionError(f"{self.name}: no idle kernel in {timeout} ms: {state}") from None
 
     def _js(self, body: str, *args: object) -> object:
         return self.page.evaluate(
@@ -337,14 +349,16 @@ class Lab:
         return notebook
 
     def close_all(self) -> None:
-        """Save and close every open document, then stop their kernels (frees memory)."""
+        """Save and close every open document and stop its kernel (frees memory)."""
         self.page.evaluate(
             """async () => {
                 const app = window.jupyterapp;
                 for (const w of [...app.shell.widgets('main')]) {
                     if (w.context) { await w.context.save(); await w.sessionContext.shutdown(); }
+                    // closed without asking: a live output may have changed it since the save,
+                    // and "close" would then wait on an "unsaved changes" dialog forever
+                    w.dispose();
                 }
-                await app.commands.execute('application:close-all');
             }"""
         )
         self.server.shutdown_kernels()

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from mediagen.cli import _tether
+
 CHROMIUM = Path(os.environ.get("MEDIAGEN_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
     "--headless",
@@ -122,7 +124,9 @@ class LabServer:
             "PYTHONUNBUFFERED": "1",
         }
         self.log = (base / "lab.log").open("wb")
-        self.process = subprocess.Popen(
+        # tethered (as ``mediagen lab`` starts it): a test run killed by a timeout or kill -9
+        # leaves no JupyterLab or kernel behind
+        self.process = _tether.popen(
             [
                 sys.executable,
                 "-m",

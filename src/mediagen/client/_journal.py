@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import hashlib
 import json
 import os
 import socket
@@ -210,7 +211,8 @@ class Journal:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path).expanduser()
         self._lock = threading.Lock()
-        self._finished: set[str] | None = None
+        #: ``_finished_mark`` of each generation journaled finished (read on first use)
+        self._finished: set[int] | None = None
         self._index_lock = threading.Lock()
         self._index_offset = 0
         self._index_file: tuple[int, int] | None = None
@@ -254,7 +256,7 @@ class Journal:
         os.write(fd, line)
         finished = record.get("event") == "finished" and record.get("generation_id")
         if finished and self._finished is not None:
-            self._finished.add(record["generation_id"])
+            self._finished.add(_finished_mark(record["generation_id"]))
 
     def records(self) -> list[dict[str, Any]]:
         """Every readable record, oldest first."""
@@ -269,11 +271,11 @@ class Journal:
         with self._lock:
             if self._finished is None:
                 self._finished = {
-                    r["generation_id"]
+                    _finished_mark(r["generation_id"])
                     for r in self.iter_records()
                     if r.get("event") == "finished" and r.get("generation_id")
                 }
-            return generation_id in self._finished
+            return _finished_mark(generation_id) in self._finished
 
     def latest(
         self, *, service: str | None = None, key_id: str | None = None
@@ -397,6 +399,15 @@ class Journal:
                 record = {**record, "idempotency_key": claimed}
             self._append(fd, record)
             return claimed
+
+
+def _finished_mark(generation_id: str) -> int:
+    """What ``Journal.is_finished`` remembers of a generation id: 8 bytes of its BLAKE2b digest,
+    a 36-byte int instead of the id's string (a long table finishes one generation per row,
+    and a process remembers each). Two ids share a mark about once in 2**64 pairs; a shared
+    mark would only leave the later one's ``finished`` record unwritten."""
+    digest = hashlib.blake2b(str(generation_id).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
 
 
 def read_records(path: Path) -> Iterator[dict[str, Any]]:

@@ -188,7 +188,10 @@ def download_output(
 
 
 def save_output(
-    client: Any, output: GenerationOutput, directory: str | Path, deadline: float | None = None
+    client: Any,
+    output: GenerationOutput[Any],
+    directory: str | Path,
+    deadline: float | None = None,
 ) -> Flow[Path]:
     """Flow: the output saved in ``directory`` (under the name ``download(directory)`` gives
     it) with no copy added to the cache, so it takes the disk once: copied from the cache when

@@ -199,17 +199,16 @@ class Plan:
         from mediagen.client._budget import refuse_over
 
         refuse_over(self.total, _submit._budgets(self.client), budget)
-        rows = self.runnable
-        rekey = run_id is not None and run_id != self.run_id
-        if not rekey and self._made_run_id:
+        rows = self.runnable[["request", "key"]]
+        if run_id is not None and run_id != self.run_id:
+            keys = _key_column(str(run_id), rows.index, list(rows["request"]))
+            rows = rows.assign(key=keys)
+        elif self._made_run_id:
             print(f"run_id={self.run_id!r} (pass it to run again without paying twice)")
         target = None if output_dir is None else os.fspath(output_dir)
         with _Progress(len(rows), self.total, progress) as bar, _ResultsFile(target) as results:
             parts = []
             for block in _blocks(rows, BLOCK):
-                block = block[["request", "key"]]
-                if rekey:  # each block's keys for that run id as it starts, not a column of all
-                    block = block.assign(key=row_keys(str(run_id), block.index, block["request"]))
                 done = run_rows(
                     self.client, block, output_dir=target, concurrency=concurrency,
                     progress=bar.row,
@@ -423,7 +422,7 @@ def plan(
     return Plan(client, spec, frame, modes, run_id, made)
 
 
-def _key_column(run_id: str, index: pd.Index, requests: list[dict[str, Any]]) -> Any:
+def _key_column(run_id: str, index: pd.Index, requests: list[Any]) -> Any:
     """Each row's key, made ``KEYS_AT_ONCE`` rows at a time, so the Python strings of all the
     keys are never held at once beside the column pandas keeps (Arrow strings, from pandas 3)."""
     import pandas as pd

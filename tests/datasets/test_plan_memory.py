@@ -1,6 +1,6 @@
 """What a plan holds per row is what it needs: the checks of distinct rows are remembered a
-few at a time, and the keys are made in slices, a run's under another run id too. None of it
-changes a verdict, a key or a charge (the real sandbox)."""
+few at a time, the keys are made in slices, and a run under another run id makes each block's
+keys as the block starts. None of it changes a verdict, a key or a charge (the real sandbox)."""
 
 from __future__ import annotations
 
@@ -43,7 +43,6 @@ def test_a_run_under_another_run_id_sends_each_row_with_that_ids_key(
     client, tenant, charges, monkeypatch, tmp_path
 ):
     monkeypatch.setattr(_plan, "BLOCK", 2)
-    monkeypatch.setattr(_plan, "KEYS_AT_ONCE", 3)
     df = pd.DataFrame({"caption": [f"a chair, take {i}" for i in range(5)]}, index=[5, 4, 3, 2, 1])
     made = plan(df, client, model="pixel-1", prompt="{caption}")
     out = made.run(run_id="blocks", output_dir=tmp_path / "out", progress=False)

@@ -199,16 +199,14 @@ class Plan:
         from mediagen.client._budget import refuse_over
 
         refuse_over(self.total, _submit._budgets(self.client), budget)
-        rows = self.runnable[["request", "key"]]
-        if run_id is not None and run_id != self.run_id:
-            keys = _key_column(str(run_id), rows.index, list(rows["request"]))
-            rows = rows.assign(key=keys)
-        elif self._made_run_id:
+        rows = self.runnable
+        rekey = None if run_id is None or run_id == self.run_id else str(run_id)
+        if rekey is None and self._made_run_id:
             print(f"run_id={self.run_id!r} (pass it to run again without paying twice)")
         target = None if output_dir is None else os.fspath(output_dir)
         with _Progress(len(rows), self.total, progress) as bar, _ResultsFile(target) as results:
             parts = []
-            for block in _blocks(rows, BLOCK):
+            for block in _blocks(rows, BLOCK, rekey):
                 done = run_rows(
                     self.client, block, output_dir=target, concurrency=concurrency,
                     progress=bar.row,
@@ -221,9 +219,20 @@ class Plan:
         return _with_skipped(out, self.requests)
 
 
-def _blocks(rows: pd.DataFrame, size: int) -> Iterator[pd.DataFrame]:
+def _blocks(rows: pd.DataFrame, size: int, run_id: str | None = None) -> Iterator[pd.DataFrame]:
+    """``size`` rows at a time as ``run_rows`` takes them (``request``, ``key``); under another
+    ``run_id`` with that run's keys, made as the block starts (plain strings)."""
+    import pandas as pd
+
     for start in range(0, len(rows), size):
-        yield rows.iloc[start : start + size]
+        part = rows.iloc[start : start + size]
+        if run_id is None:
+            yield part[["request", "key"]]
+            continue
+        keys = row_keys(run_id, part.index, part["request"])
+        yield pd.DataFrame(
+            {"request": part["request"], "key": pd.Series(keys, index=part.index, dtype=object)}
+        )
 
 
 #: how many new keys ``retry_failed`` gives a row in one call at most

@@ -187,6 +187,27 @@ def download_output(
     return (yield Blocking(_copy_atomic, (final, dest)))
 
 
+def save_output(
+    client: Any,
+    output: GenerationOutput[Any],
+    directory: str | Path,
+    deadline: float | None = None,
+) -> Flow[Path]:
+    """Flow: the output saved in ``directory`` (under the name ``download(directory)`` gives
+    it) with no copy added to the cache, so it takes the disk once: copied from the cache when
+    the cache holds it already, else downloaded straight into ``directory`` (streamed, atomic,
+    checked and refreshed when expired, as every download is)."""
+    cached = client._cache.path_for(output)
+    dest = Path(directory).expanduser() / safe_name(output.filename, cached.name)
+    if is_kept(cached):
+        return (yield Blocking(_copy_atomic, (cached, dest)))
+    yield Blocking(_mkdir, (dest.parent,))
+    if output.b64_json:
+        yield Blocking(_write_atomic, (base64.b64decode(output.b64_json), dest))
+        return dest
+    return (yield from _fetch_into(client, output, dest, deadline))
+
+
 def _fetch_into(client: Any, output: GenerationOutput, final: Path, deadline: float | None):
     refreshed = False
     while True:

@@ -36,13 +36,17 @@ file first; the open attempts a submit looks at live only in the journal.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import datetime as dt
+import hashlib
+import heapq
 import json
 import os
 import socket
 import threading
-from collections.abc import Iterator, Mapping
+from array import array
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -210,7 +214,8 @@ class Journal:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path).expanduser()
         self._lock = threading.Lock()
-        self._finished: set[str] | None = None
+        #: ``_finished_mark`` of each generation journaled finished (read on first use)
+        self._finished: _Marks | None = None
         self._index_lock = threading.Lock()
         self._index_offset = 0
         self._index_file: tuple[int, int] | None = None
@@ -254,7 +259,7 @@ class Journal:
         os.write(fd, line)
         finished = record.get("event") == "finished" and record.get("generation_id")
         if finished and self._finished is not None:
-            self._finished.add(record["generation_id"])
+            self._finished.add(_finished_mark(record["generation_id"]))
 
     def records(self) -> list[dict[str, Any]]:
         """Every readable record, oldest first."""
@@ -268,12 +273,12 @@ class Journal:
     def is_finished(self, generation_id: str) -> bool:
         with self._lock:
             if self._finished is None:
-                self._finished = {
-                    r["generation_id"]
+                self._finished = _Marks(
+                    _finished_mark(r["generation_id"])
                     for r in self.iter_records()
                     if r.get("event") == "finished" and r.get("generation_id")
-                }
-            return generation_id in self._finished
+                )
+            return _finished_mark(generation_id) in self._finished
 
     def latest(
         self, *, service: str | None = None, key_id: str | None = None
@@ -397,6 +402,45 @@ class Journal:
                 record = {**record, "idempotency_key": claimed}
             self._append(fd, record)
             return claimed
+
+
+def _finished_mark(generation_id: str) -> int:
+    """What ``Journal.is_finished`` remembers of a generation id: 8 bytes of its BLAKE2b digest
+    (a long table finishes one generation per row, and a process remembers each). Two ids
+    share a mark about once in 2**64 pairs; a shared mark would only leave the later one's
+    ``finished`` record unwritten."""
+    digest = hashlib.blake2b(str(generation_id).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+class _Marks:
+    """A set of 64-bit marks in about 8 bytes each (a set of ints takes some 80): a sorted
+    array, and the newest few in a set that is merged into it once it holds an eighth as many
+    (so adding costs O(1) amortized, looking up O(log n))."""
+
+    #: the newest marks kept in the set before a merge, at least
+    RECENT = 1024
+
+    def __init__(self, marks: Iterable[int] = ()) -> None:
+        self._sorted = array("Q", sorted(set(marks)))
+        self._recent: set[int] = set()
+
+    def __contains__(self, mark: int) -> bool:
+        if mark in self._recent:
+            return True
+        at = bisect.bisect_left(self._sorted, mark)
+        return at < len(self._sorted) and self._sorted[at] == mark
+
+    def __len__(self) -> int:
+        return len(self._sorted) + len(self._recent)
+
+    def add(self, mark: int) -> None:
+        if mark in self:
+            return
+        self._recent.add(mark)
+        if len(self._recent) >= max(self.RECENT, len(self._sorted) // 8):
+            self._sorted = array("Q", heapq.merge(self._sorted, sorted(self._recent)))
+            self._recent.clear()
 
 
 def read_records(path: Path) -> Iterator[dict[str, Any]]:

@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 BLOCK = 2000
 #: the name of the results file in ``output_dir``
 RESULTS_FILE = "results.parquet"
+#: distinct requests whose check a plan remembers (a table of distinct rows checks each anyway)
+VERDICTS = 1024
+#: row keys made at a time by a plan
+KEYS_AT_ONCE = 10_000
 
 __all__ = ["Plan", "PlanError", "PlanSpec", "generate", "plan"]
 
@@ -195,15 +199,14 @@ class Plan:
         from mediagen.client._budget import refuse_over
 
         refuse_over(self.total, _submit._budgets(self.client), budget)
-        rows = self.runnable[["request", "key"]].copy()
-        if run_id is not None and run_id != self.run_id:
-            rows["key"] = row_keys(run_id, rows.index, rows["request"])
-        elif self._made_run_id:
+        rows = self.runnable
+        rekey = None if run_id is None or run_id == self.run_id else str(run_id)
+        if rekey is None and self._made_run_id:
             print(f"run_id={self.run_id!r} (pass it to run again without paying twice)")
         target = None if output_dir is None else os.fspath(output_dir)
         with _Progress(len(rows), self.total, progress) as bar, _ResultsFile(target) as results:
             parts = []
-            for block in _blocks(rows, BLOCK):
+            for block in _blocks(rows, BLOCK, rekey):
                 done = run_rows(
                     self.client, block, output_dir=target, concurrency=concurrency,
                     progress=bar.row,
@@ -216,9 +219,20 @@ class Plan:
         return _with_skipped(out, self.requests)
 
 
-def _blocks(rows: pd.DataFrame, size: int) -> Iterator[pd.DataFrame]:
+def _blocks(rows: pd.DataFrame, size: int, run_id: str | None = None) -> Iterator[pd.DataFrame]:
+    """``size`` rows at a time as ``run_rows`` takes them (``request``, ``key``); under another
+    ``run_id`` with that run's keys, made as the block starts (plain strings)."""
+    import pandas as pd
+
     for start in range(0, len(rows), size):
-        yield rows.iloc[start : start + size]
+        part = rows.iloc[start : start + size]
+        if run_id is None:
+            yield part[["request", "key"]]
+            continue
+        keys = row_keys(run_id, part.index, part["request"])
+        yield pd.DataFrame(
+            {"request": part["request"], "key": pd.Series(keys, index=part.index, dtype=object)}
+        )
 
 
 #: how many new keys ``retry_failed`` gives a row in one call at most
@@ -388,13 +402,15 @@ def plan(
     spec = PlanSpec(dict(fields))
     requests = list(spec.requests(df))
     entries: dict[str, Any] = {}
-    verdicts: dict[str, list[str]] = {}
+    verdicts: dict[str, tuple[str, ...]] = {}
     problems: list[tuple[Hashable | None, str, str]] = []
     texts: list[str] = []
     for label, request in zip(df.index, requests, strict=True):
         key = canonical(request)
         if key not in verdicts:
-            verdicts[key] = _problems(client, request, entries)
+            if len(verdicts) >= VERDICTS:  # a table of distinct rows: hold a few, not all
+                verdicts.clear()
+            verdicts[key] = tuple(_problems(client, request, entries))
         found = verdicts[key]
         texts.append("; ".join(found))
         problems += [(label, *text.split(": ", 1)) for text in found]  # type: ignore[misc]
@@ -408,11 +424,23 @@ def plan(
     frame = pd.DataFrame({"request": requests, "estimate": estimates}, index=df.index)
     made = run_id is None
     run_id = "run-" + uuid.uuid4().hex[:12] if run_id is None else str(run_id)
-    frame.insert(1, "key", row_keys(run_id, df.index, requests))
+    frame.insert(1, "key", _key_column(run_id, df.index, requests))
     if on_invalid == "skip":
         frame["valid"] = valid
         frame["problem"] = pd.array([t or None for t in texts], dtype="string")
     return Plan(client, spec, frame, modes, run_id, made)
+
+
+def _key_column(run_id: str, index: pd.Index, requests: list[Any]) -> Any:
+    """Each row's key, made ``KEYS_AT_ONCE`` rows at a time, so the Python strings of all the
+    keys are never held at once beside the column pandas keeps (Arrow strings, from pandas 3)."""
+    import pandas as pd
+
+    parts = [
+        pd.Series(row_keys(run_id, index[at : at + KEYS_AT_ONCE], requests[at : at + KEYS_AT_ONCE]))
+        for at in range(0, len(requests), KEYS_AT_ONCE)
+    ]
+    return pd.concat(parts, ignore_index=True).array if parts else []
 
 
 def _price(

@@ -64,24 +64,53 @@ def is_url(target: str) -> bool:
 def save_outputs(client: Client, gen: Generation, output_dir: str | None) -> str | None:
     """The outputs of a completed generation where the caller asked (an fsspec URL, a local
     directory, or the client's cache when None); the first one's path or URL, the others
-    joined after it with a newline."""
+    joined after it with a newline.
+
+    With an ``output_dir`` each output takes the disk once: it is downloaded straight into a
+    local directory, or through a temporary file for a URL, and no copy is added to the cache
+    (one the cache holds already is copied from it). A re-run downloads it again, which costs
+    no credits.
+    """
+    from mediagen.client._download import save_output
+
     places = []
     for output in gen.outputs:
         if output_dir is None:
             places.append(str(output.download()))
         elif is_url(output_dir):
-            import fsspec  # optional: only a remote output_dir needs it
-
-            cached = Path(output.download())
-            target = output_dir.rstrip("/") + "/" + cached.name
-            with fsspec.open(target, "wb") as handle:
-                handle.write(cached.read_bytes())
-            places.append(target)
+            places.append(_save_remote(client, output, output_dir))
         else:
             directory = Path(output_dir.removeprefix("file://")).expanduser()
-            directory.mkdir(parents=True, exist_ok=True)
-            places.append(str(output.download(directory)))
+            places.append(str(client._run(save_output(client, output, directory))))
     return "\n".join(places) if places else None
+
+
+def _save_remote(client: Client, output: Any, output_dir: str) -> str:
+    """One output written to ``output_dir`` (an fsspec URL) under its cache name: streamed
+    from the cache's copy, or from a temporary download beside the cache, removed after."""
+    import tempfile
+
+    from mediagen.client._download import save_output
+
+    name = client._cache.path_for(output).name
+    cached = output.local_path
+    if cached is not None:
+        return _upload(cached, output_dir, name)
+    root = Path(client.cache_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".table-", dir=root) as staging:
+        return _upload(client._run(save_output(client, output, staging)), output_dir, name)
+
+
+def _upload(source: Path, output_dir: str, name: str) -> str:
+    import shutil
+
+    import fsspec  # optional: only a remote output_dir needs it
+
+    target = output_dir.rstrip("/") + "/" + name
+    with source.open("rb") as data, fsspec.open(target, "wb") as handle:
+        shutil.copyfileobj(data, handle)
+    return target
 
 
 def finished_record(client: Client, gen: Generation, output_dir: str | None) -> dict[str, Any]:

@@ -96,3 +96,22 @@ def test_a_url_output_dir_leaves_no_copy_in_the_cache(client):
     assert all(fs.cat(o)[:4] == b"\x89PNG" for o in out["output"])
     assert _cached(client) == []
     assert not any(p.is_dir() for p in Path(client.cache_dir).glob(".table-*"))
+
+
+def test_each_output_is_named_after_its_asset_id_local_and_remote_alike(
+    make_client, tenant, tmp_path
+):
+    """The name the service suggests holds 8 characters of the generation id: at 100,000 rows
+    two rows are likely to share one, and the second file would replace the first."""
+    client = make_client()
+    df = pd.DataFrame({"caption": ["a kite", "a boat"]})
+    made = plan(df, client, model="pixel-1", prompt="{caption}", run_id="names")
+    local = made.run(output_dir=tmp_path / "renders", progress=False)
+    remote = made.run(output_dir="memory://names", progress=False)
+    rows = zip(local["generation_id"], local["output"], remote["output"], strict=True)
+    for gen_id, here, there in rows:
+        [output] = client.generations.get(gen_id).outputs
+        assert output.asset_id
+        assert Path(here).name == Path(there).name == client._cache.path_for(output).name
+        assert Path(here).stem == output.asset_id
+        assert Path(here).name != output.filename  # not the service's short name

@@ -45,14 +45,14 @@ class OutputCache:
     def __repr__(self) -> str:
         return f"OutputCache({str(self.root)!r})"
 
-    def path_for(self, output: GenerationOutput) -> Path:
+    def path_for(self, output: GenerationOutput[Any]) -> Path:
         key = output.asset_id
         if not key:
             source = (output.url or "").split("?", 1)[0]
             key = "url_" + hashlib.sha256(source.encode()).hexdigest()[:24]
         return self.outputs / (_SAFE.sub("_", key) + suffix_of(output))
 
-    def lookup(self, output: GenerationOutput) -> Path | None:
+    def lookup(self, output: GenerationOutput[Any]) -> Path | None:
         path = self.path_for(output)
         return path if is_kept(path) else None
 
@@ -192,13 +192,15 @@ def save_output(
     output: GenerationOutput[Any],
     directory: str | Path,
     deadline: float | None = None,
+    *,
+    name: str | None = None,
 ) -> Flow[Path]:
-    """Flow: the output saved in ``directory`` (under the name ``download(directory)`` gives
-    it) with no copy added to the cache, so it takes the disk once: copied from the cache when
-    the cache holds it already, else downloaded straight into ``directory`` (streamed, atomic,
-    checked and refreshed when expired, as every download is)."""
+    """Flow: the output saved in ``directory`` as ``name`` (default: the name
+    ``download(directory)`` gives it) with no copy added to the cache, so it takes the disk
+    once: copied from the cache when the cache holds it already, else downloaded straight into
+    ``directory`` (streamed, atomic, checked and refreshed when expired, as every download is)."""
     cached = client._cache.path_for(output)
-    dest = Path(directory).expanduser() / safe_name(output.filename, cached.name)
+    dest = Path(directory).expanduser() / (name or safe_name(output.filename, cached.name))
     if is_kept(cached):
         return (yield Blocking(_copy_atomic, (cached, dest)))
     yield Blocking(_mkdir, (dest.parent,))

@@ -69,7 +69,8 @@ def save_outputs(client: Client, gen: Generation, output_dir: str | None) -> str
     With an ``output_dir`` each output takes the disk once: it is downloaded straight into a
     local directory, or through a temporary file for a URL, and no copy is added to the cache
     (one the cache holds already is copied from it). A re-run downloads it again, which costs
-    no credits.
+    no credits. It is named after its asset id, as in the cache: the name the service suggests
+    holds 8 characters of the generation id, which two rows of a large table can share.
     """
     from mediagen.client._download import save_output
 
@@ -81,7 +82,8 @@ def save_outputs(client: Client, gen: Generation, output_dir: str | None) -> str
             places.append(_save_remote(client, output, output_dir))
         else:
             directory = Path(output_dir.removeprefix("file://")).expanduser()
-            places.append(str(client._run(save_output(client, output, directory))))
+            name = client._cache.path_for(output).name
+            places.append(str(client._run(save_output(client, output, directory, name=name))))
     return "\n".join(places) if places else None
 
 

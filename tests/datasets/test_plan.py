@@ -77,6 +77,22 @@ def test_a_table_over_budget_is_refused_whole(client, tenant, charges, products)
     assert charges(tenant)[1] == {}
 
 
+@pytest.mark.parametrize(
+    ("budget", "shown"),
+    [(float("nan"), "nan"), (float("inf"), "inf"), (-1, "-1"), ("nan", "'nan'")],
+    ids=["nan", "inf", "negative", "string"],
+)
+def test_a_budget_that_is_not_a_finite_number_refuses_the_run_before_any_charge(
+    client, tenant, charges, products, budget, shown
+):
+    """``run(budget=nan)`` (the mean of an empty column) compared false with every total and
+    ran the whole table: the gate names the argument and its value, and nothing is charged."""
+    made = plan(products, client, model="pixel-1", prompt="{caption}")
+    with pytest.raises(ValueError, match=rf"budget .*{shown}"):
+        made.run(budget=budget)
+    assert charges(tenant)[1] == {}
+
+
 def test_a_missing_column_or_a_bad_template_names_the_field(client, products):
     with pytest.raises(PlanError, match=r"prompt: column 'colour'"):
         plan(products, client, model="pixel-1", prompt="{caption} in {colour}")

@@ -249,6 +249,29 @@ def test_a_threshold_assigned_on_the_package_is_the_one_a_cell_reads(
     assert {"confirm_above", "wait_timeout", "wait_poll_interval"} <= set(dir(mediagen.magics))
 
 
+def test_the_package_settings_save_and_restore_like_a_plain_modules_attributes():
+    """A tool that saves a setting, patches it and puts it back (pytest's ``monkeypatch``, a
+    notebook's ``try/finally``) finds each setting where a plain module keeps a data attribute:
+    restoring leaves the value it saved, read through either name and by the magics, and
+    deleting a setting is refused rather than losing it."""
+    import inspect
+
+    from mediagen.magics import _settings
+
+    before = _settings.confirm_above
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(mediagen.magics, "confirm_above", 3.0)
+        patch.setattr(extension, "_client", "a client")
+        assert _settings.confirm_above == 3.0
+        assert _settings._client == "a client"
+    assert _settings.confirm_above == mediagen.magics.confirm_above == before
+    assert _settings._client is None
+    assert inspect.isdatadescriptor(inspect.getattr_static(mediagen.magics, "confirm_above"))
+    with pytest.raises(AttributeError):
+        del mediagen.magics.wait_timeout
+    assert mediagen.magics.wait_timeout == _settings.wait_timeout
+
+
 def test_speech_takes_the_cell_body_as_text(shell, sandbox, tenant):
     client = mediagen.Client(api_key=tenant.api_key, base_url=sandbox.base_url)
     speech = next(

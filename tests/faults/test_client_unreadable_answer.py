@@ -50,7 +50,7 @@ def test_an_answer_that_is_never_json_raises_instead_of_an_empty_model(tmp_path)
             api_key=KEY, base_url=server.url, cache_dir=tmp_path, journal=False, max_retries=1
         ) as client,
     ):
-        with pytest.raises(mediagen.APIConnectionError, match="not JSON") as caught:
+        with pytest.raises(mediagen.UnexpectedResponseError, match="not JSON") as caught:
             client.credits.get()
         assert len(server.seen) == 2
         assert "/v1/credits" in str(caught.value)
@@ -59,7 +59,49 @@ def test_an_answer_that_is_never_json_raises_instead_of_an_empty_model(tmp_path)
             async with client.to_async() as aclient:
                 await aclient.credits.get()
 
-        with pytest.raises(mediagen.APIConnectionError, match="not JSON"):
+        with pytest.raises(mediagen.UnexpectedResponseError, match="not JSON"):
+            asyncio.run(awaited())
+
+
+GID = "00000000-0000-4000-8000-0000000000f1"
+#: 200 answers to a generation's read that no wait can act on: a cut object, JSON's null, a page
+NOT_A_GENERATION = {
+    "cut": Reply(200, {"Content-Type": "application/json"}, b'{"id": "%s", "sta' % GID.encode()),
+    "null": Reply(200, {"Content-Type": "application/json"}, b"null"),
+    "html": PORTAL,
+}
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("timeout", [None, 30.0], ids=["no-timeout", "timeout"])
+@pytest.mark.parametrize("answer", list(NOT_A_GENERATION))
+def test_a_wait_ends_with_unexpected_response_when_the_generation_is_never_json(
+    answer, timeout, tmp_path
+):
+    """A wait's poll rides out outages for ever, but a body that keeps coming back unreadable
+    is no outage: the wait ends after the client's retries with ``UnexpectedResponseError``
+    naming the endpoint, whether or not it has a timeout, and never says "still pending"."""
+    with (
+        FakeServer(lambda request: NOT_A_GENERATION[answer]) as server,
+        mediagen.Client(
+            api_key=KEY,
+            base_url=server.url,
+            cache_dir=tmp_path,
+            journal=False,
+            max_retries=2,
+            poll_interval=(0.01, 0.01),
+        ) as client,  # fmt: skip
+    ):
+        with pytest.raises(mediagen.UnexpectedResponseError) as caught:
+            client.generations.wait(GID, timeout=timeout)
+        assert f"/v1/generations/{GID}" in str(caught.value)
+        assert len(server.seen) == (1 if answer == "null" else 3)  # JSON null is never retried
+
+        async def awaited() -> None:
+            async with client.to_async() as aclient:
+                await aclient.generations.wait(GID, timeout=timeout)
+
+        with pytest.raises(mediagen.UnexpectedResponseError):
             asyncio.run(awaited())
 
 

@@ -25,9 +25,18 @@ class Budget:
     """
 
     def __init__(self, limit: float) -> None:
-        self.limit = credit_limit("limit", limit)
+        self.limit = limit
         self.spent = 0.0
         self._lock = threading.Lock()
+
+    @property
+    def limit(self) -> float:
+        """The credits this budget allows; set it to any finite number >= 0, never NaN."""
+        return self._limit
+
+    @limit.setter
+    def limit(self, value: float) -> None:
+        self._limit = credit_limit("limit", value)
 
     @property
     def remaining(self) -> float:
@@ -35,7 +44,9 @@ class Budget:
         return round(self.limit - self.spent, 2)
 
     def reserve(self, credits: float) -> None:
-        """Take ``credits`` or raise :class:`BudgetExceededError` (nothing taken)."""
+        """Take ``credits`` or raise :class:`BudgetExceededError` (nothing taken); an amount
+        that is not a finite number >= 0 (a quote of -100 credits, say) raises ValueError."""
+        credits = credit_limit("the estimate", credits)
         with self._lock:
             remaining = round(self.limit - self.spent, 2)
             if credits > remaining + 1e-9:
@@ -73,12 +84,21 @@ _ACTIVE: contextvars.ContextVar[tuple[Budget, ...]] = contextvars.ContextVar(
 )
 
 
-def refuse_over(total: float, budgets: tuple[Budget, ...], max_credits: float | None) -> None:
+def refuse_over(
+    total: float,
+    budgets: tuple[Budget, ...],
+    max_credits: float | None,
+    name: str = "max_credits",
+) -> None:
     """Raise :class:`BudgetExceededError` (nothing is sent) when ``total`` credits are more
-    than any of ``budgets`` has left, or more than ``max_credits``."""
+    than any of ``budgets`` has left, or more than ``max_credits`` (the caller's argument
+    ``name``). Either of those that is not a finite number >= 0 raises ValueError naming it:
+    ``nan`` compares false with everything and would let the whole run through."""
+    total = credit_limit("the total estimate", total)
     limits = [(b.remaining, b.limit) for b in budgets]
     if max_credits is not None:
-        limits.append((float(max_credits), float(max_credits)))
+        cap = credit_limit(name, max_credits)
+        limits.append((cap, cap))
     for remaining, limit in limits:
         if total > remaining + 1e-9:
             raise BudgetExceededError(total, remaining, limit)
@@ -172,6 +192,7 @@ class SpendLimit(Budget):
         return round(sum(c for t, c in self._entries() if t > since), 2)
 
     def reserve(self, credits: float) -> None:
+        credits = credit_limit("the estimate", credits)
         with self._lock, _locked(self.path) as handle:
             entries = _read_entries(handle)
             now = self._clock()
@@ -215,15 +236,52 @@ def _locked(path: Path) -> Iterator[Any]:
 
 
 def _read_entries(handle: Any) -> list[tuple[float, float]]:
+    """The file's reservations and releases, as (time, credits).
+
+    A line that is not JSON is torn by a crash mid-write: it reserved nothing that was sent,
+    and is skipped. Any other line must be one this class wrote: a time, and a finite number of
+    credits that is a reservation (>= 0) or the release of an earlier reservation of the same
+    amount. Anything else (``NaN``, ``Infinity``, ``-1e9``, a string) would open the limit, so
+    it raises ValueError naming the file, the line and the value: the limit fails closed.
+    """
     handle.seek(0)
-    entries = []
-    for line in handle:
+    entries: list[tuple[float, float]] = []
+    unreleased: dict[float, int] = {}
+    for number, line in enumerate(handle, start=1):
+        if not line.strip():
+            continue
         try:
             record = json.loads(line)
-            entries.append((float(record["t"]), float(record["credits"])))
-        except (ValueError, KeyError, TypeError):
-            continue  # a torn line from a crash: it reserved nothing that was sent
+        except ValueError:
+            continue
+        when, credits = _ledger_line(record, handle, number)
+        if credits < 0:
+            if not unreleased.get(-credits):
+                raise _poisoned(handle, number, record, "releases nothing reserved before it")
+            unreleased[-credits] -= 1
+        elif credits > 0:
+            unreleased[credits] = unreleased.get(credits, 0) + 1
+        entries.append((when, credits))
     return entries
+
+
+def _ledger_line(record: Any, handle: Any, number: int) -> tuple[float, float]:
+    if not isinstance(record, dict):
+        raise _poisoned(handle, number, record, "is not a spend record")
+    values = record.get("t"), record.get("credits")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        raise _poisoned(handle, number, record, "is not a spend record")
+    when, credits = float(values[0]), float(values[1])  # type: ignore[arg-type]
+    if not (math.isfinite(when) and math.isfinite(credits)):
+        raise _poisoned(handle, number, record, "is not a finite number of credits")
+    return when, credits
+
+
+def _poisoned(handle: Any, number: int, record: Any, why: str) -> ValueError:
+    return ValueError(
+        f"the spend limit's file {getattr(handle, 'name', '?')}, line {number}, {why}: "
+        f"{json.dumps(record)[:200]}; nothing is sent until it is fixed or removed"
+    )
 
 
 def _append(handle: Any, when: float, credits: float) -> None:

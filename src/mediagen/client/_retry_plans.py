@@ -13,6 +13,7 @@ how long to wait, and which error to raise. The shape of the attempt's outcome i
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ import httpx
 from mediagen.client._deadline import earlier
 from mediagen.client._download import DownloadError
 from mediagen.client._effects import Fetched
+from mediagen.client._errors import UnexpectedResponseError
 from mediagen.client._requests import RequestSpec, decode_json, error_from_response
 from mediagen.client._retry import Attempts, DeadlinePassed
 from mediagen.client._transport import NOT_SENT, connection_error, deadline_error, file_url_path
@@ -64,7 +66,7 @@ def call_plan(
     if not persistent:
         deadline = earlier(deadline, start + client._config.timeout)
     tries, gate = Attempts(client._policy, client._clock, deadline, persistent), client._gate
-    sent, last = 0, None
+    sent, last, unreadable = 0, None, 0
     try:
         while True:
             seen, hold = gate.penalties, gate.acquire()
@@ -82,7 +84,11 @@ def call_plan(
                     return (
                         data if spec.expect is None else spec.expect(data, spec.method, spec.path)
                     )
-            except (httpx.TransportError, httpx.DecodingError) as exc:
+            except httpx.DecodingError as exc:
+                last, unreadable = type(exc).__name__, unreadable + 1
+                yield Wait(_after_unreadable_answer(client, spec, tries, exc, unreadable))
+                continue
+            except httpx.TransportError as exc:
                 last = type(exc).__name__
                 yield Wait(_after_transport_error(client, spec, tries, exc))
                 continue
@@ -110,10 +116,12 @@ def _answer(status: int, content: bytes, decode: Callable[[bytes], Any] | None =
             if decode_json(content) is not None:
                 raise  # JSON the decoder cannot read: its own error says why
         raise httpx.DecodingError(f"the HTTP {status} answer's body is not JSON")
-    data = decode_json(content)
-    if data is None and content:
-        raise httpx.DecodingError(f"the HTTP {status} answer's body is not JSON")
-    return data
+    if not content:
+        return None
+    try:
+        return json.loads(content)
+    except ValueError:
+        raise httpx.DecodingError(f"the HTTP {status} answer's body is not JSON") from None
 
 
 def fetch_plan(client: Any, url: str, deadline: float | None = None) -> Plan[Fetched]:
@@ -183,6 +191,27 @@ def _after_transport_error(client: Any, spec: Any, tries: Attempts, exc: Excepti
     log.info("mediagen: %s %s: %s; retry in %.2fs", spec.method, spec.path,
              type(exc).__name__, delay)  # fmt: skip
     return delay
+
+
+def _after_unreadable_answer(
+    client: Any, spec: Any, tries: Attempts, exc: Exception, unreadable: int
+) -> float:
+    """The pause before asking again after a 2xx whose body is not JSON; raises when final.
+
+    Such a body (a captive portal's page, a proxy's, a cut answer) is retried like a lost
+    answer, but at most ``max_retries`` times even by a wait's poll, which rides out outages:
+    a page that keeps coming is no outage, and polling it would never end. A read then raises
+    :class:`UnexpectedResponseError` naming the endpoint; a submit, whose job may exist, the
+    connection error that carries its key for recovery.
+    """
+    delay = None
+    if unreadable <= client._policy.max_retries:
+        delay = tries.next_delay(connection_error=True, idempotent=spec.idempotent, sent=True)
+    if delay is not None:
+        return delay
+    if spec.method == "GET":
+        raise UnexpectedResponseError(str(exc), method=spec.method, path=spec.path) from None
+    raise connection_error(exc, spec.method, spec.path, client._secrets) from None
 
 
 def _after_error_status(

@@ -122,6 +122,12 @@ def estimate(data: Any, method: str, path: str) -> Any:
     found = _object(data, "the answer", method, path)
     for name in ("credits", "credits_after_discount"):
         _number(found, name, "the answer", method, path)
+        if found[name] < 0:  # a negative price would open every budget it passes through
+            raise UnexpectedResponseError(
+                f"the answer has {name!r} = {found[name]!r}, a price below 0 credits",
+                method=method,
+                path=path,
+            )
     return data
 
 

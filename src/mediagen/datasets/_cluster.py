@@ -97,7 +97,7 @@ def plan_on_driver(
     from mediagen.datasets._plan import plan
 
     made = plan(frame, client, on_invalid=on_invalid, run_id=run_id, model=model, **fields)
-    refuse_over(made.total, _submit._budgets(made.client), budget)  # as Plan.run does
+    refuse_over(made.total, _submit._budgets(made.client), budget, "budget")  # as Plan.run does
     skipped: dict[Hashable, str] = {}
     if "valid" in made.requests.columns:
         invalid = made.requests[~made.requests["valid"].astype(bool)]

@@ -198,7 +198,7 @@ class Plan:
         from mediagen.client import _submit
         from mediagen.client._budget import refuse_over
 
-        refuse_over(self.total, _submit._budgets(self.client), budget)
+        refuse_over(self.total, _submit._budgets(self.client), budget, "budget")
         rows = self.runnable
         rekey = None if run_id is None or run_id == self.run_id else str(run_id)
         if rekey is None and self._made_run_id:

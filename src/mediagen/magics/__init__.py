@@ -52,25 +52,31 @@ wait_poll_interval: float | None
 _client: Any
 
 
+def _forwarded(name: str) -> property:
+    """A setting of ``_settings`` as a data descriptor of the package's class, so reading,
+    setting and ``monkeypatch``-style save-and-restore see one value, as on a plain module."""
+
+    def get(module: types.ModuleType) -> Any:
+        return getattr(_settings, name)
+
+    def set_(module: types.ModuleType, value: Any) -> None:
+        setattr(_settings, name, value)
+
+    return property(get, set_, doc=f"``mediagen.magics._settings.{name}``")
+
+
 class _SettingsModule(types.ModuleType):
     """This package, with its settings kept in ``_settings``: ``mediagen.magics.confirm_above =
     100`` (or the same through ``mediagen.extension``) is the value the magics read."""
-
-    def __getattr__(self, name: str) -> Any:
-        if name in _settings.NAMES:
-            return getattr(_settings, name)
-        raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
 
     def __dir__(self) -> list[str]:
         """The settings too, so completion in a notebook offers them."""
         return sorted(set(super().__dir__()) | _settings.NAMES)
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _settings.NAMES:
-            setattr(_settings, name, value)
-        else:
-            super().__setattr__(name, value)
 
+for _name in _settings.NAMES:
+    setattr(_SettingsModule, _name, _forwarded(_name))
+del _name
 
 sys.modules[__name__].__class__ = _SettingsModule
 

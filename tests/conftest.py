@@ -24,6 +24,21 @@ from mediagen.pricing.catalog import Catalog
 from mediagen_sandbox.testing import running_sandbox
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _no_event_loop_left_running():
+    """A test module must not leave an event loop marked running on this thread (Playwright's
+    sync API runs one while its browser is open): every later module of the worker would find
+    it (``asyncio.run()`` refuses, a widget's blocking wait says "use await") and fail far from
+    the cause. The module that leaves it fails here instead, once its own fixtures are done."""
+    yield
+    import asyncio
+
+    left = asyncio._get_running_loop()
+    if left is not None:
+        asyncio._set_running_loop(None)
+        pytest.fail(f"the module left an event loop running on this thread: {left!r}")
+
+
 @pytest.fixture(scope="session")
 def sandbox():
     with running_sandbox(speed=0.0) as handle:

@@ -7,6 +7,8 @@ built wheel in a virtual environment where the extras were never installed.
 
 from __future__ import annotations
 
+import importlib
+import subprocess
 import sys
 
 import pandas as pd
@@ -57,9 +59,28 @@ def test_the_widgets_without_the_notebook_extra_name_it(monkeypatch, call, featu
 def test_a_cluster_without_its_extra_names_it(monkeypatch, cluster, module):
     _hide(monkeypatch, module)
     monkeypatch.delitem(sys.modules, f"mediagen.datasets.{cluster}", raising=False)
+    monkeypatch.delitem(sys.modules, f"mediagen.{cluster}", raising=False)
+    monkeypatch.delitem(vars(mg), cluster, raising=False)  # bound by an earlier import
     with pytest.raises(mg.MissingExtraError) as raised:
         getattr(mg, cluster)
     _one_line(raised.value, f"mediagen.{cluster}", cluster, module)
+    with pytest.raises(mg.MissingExtraError) as raised:
+        importlib.import_module(f"mediagen.{cluster}")
+    _one_line(raised.value, f"mediagen.{cluster}", cluster, module)
+
+
+def test_the_clusters_are_modules_under_their_short_names():
+    """``import mediagen.dask`` and ``from mediagen.spark import generate`` work as written in
+    the docs, and give the objects ``mediagen.dask`` gives as an attribute."""
+    code = (
+        "import mediagen.dask\n"
+        "from mediagen.spark import generate\n"
+        "import mediagen, mediagen.datasets.dask, mediagen.datasets.spark\n"
+        "assert mediagen.dask is mediagen.datasets.dask\n"
+        "assert generate is mediagen.spark.generate is mediagen.datasets.spark.generate\n"
+        "assert mediagen.dask.generate.__module__ == 'mediagen.datasets.dask'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
 def test_tables_without_pyarrow_name_the_notebook_extra(monkeypatch, sandbox, tenant):

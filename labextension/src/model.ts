@@ -34,6 +34,8 @@ export interface CreditsInfo {
   spent_today: number;
   limit_remaining: number | null;
   member_limit_remaining: number | null;
+  /** Why the spend limit is not shown: its setting is not a number of credits. */
+  limit_error?: string | null;
 }
 
 export interface Snapshot {
@@ -173,6 +175,8 @@ export function statusText(credits: CreditsInfo | null | undefined): string {
   const parts = [formatCredits(credits.balance), `today ${formatCredits(credits.spent_today)}`];
   if (credits.limit_remaining !== null && credits.limit_remaining !== undefined) {
     parts.push(`limit ${formatCredits(credits.limit_remaining)} left`);
+  } else if (credits.limit_error) {
+    parts.push('limit setting invalid');
   }
   return parts.join(' · ');
 }

@@ -36,6 +36,9 @@ export class StatusItem extends Widget {
     if (credits && credits.balance !== null && credits.balance !== undefined) {
       this.node.dataset.balance = String(credits.balance);
     }
-    this.node.classList.toggle('mg-lab-low', isLow(credits));
+    this.node.classList.toggle('mg-lab-low', isLow(credits) || !!credits?.limit_error);
+    this.node.title = credits?.limit_error
+      ? `mediagen: ${credits.limit_error}`
+      : 'mediagen: open the spend dashboard';
   }
 }

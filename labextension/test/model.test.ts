@@ -129,4 +129,14 @@ describe('labels', () => {
     );
     expect(statusText(null)).toBe('mediagen');
   });
+  it('names a spend-limit setting it cannot read, beside the balance', () => {
+    const bad = {
+      balance: 500,
+      spent_today: 3,
+      limit_remaining: null,
+      member_limit_remaining: null,
+      limit_error: "MEDIAGEN_SPEND_LIMIT_DAILY='nan' is not a number of credits >= 0"
+    };
+    expect(statusText(bad)).toBe('500 credits · today 3 credits · limit setting invalid');
+  });
 });

@@ -230,6 +230,8 @@ elif not any(isinstance(f, _PandasWatch) for f in sys.meta_path):
     sys.meta_path.insert(0, _PandasWatch())
 
 
+#: ``mediagen.dask`` and ``mediagen.spark`` are modules too (``import mediagen.dask``), the
+#: same objects as these
 _CLUSTERS = {"dask": "mediagen.datasets.dask", "spark": "mediagen.datasets.spark"}
 
 

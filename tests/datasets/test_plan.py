@@ -93,6 +93,21 @@ def test_a_budget_that_is_not_a_finite_number_refuses_the_run_before_any_charge(
     assert charges(tenant)[1] == {}
 
 
+@pytest.mark.parametrize("where", ["a-file", "under-a-file"])
+def test_an_output_dir_that_cannot_be_a_directory_is_refused_before_any_charge(
+    client, tenant, charges, products, tmp_path, where
+):
+    """The run used to charge every row and then fail on saving the first output with a raw
+    ``NotADirectoryError``: the destination is checked (and made) before the first submit."""
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the directory should be")
+    target = blocker if where == "a-file" else blocker / "renders"
+    made = plan(products, client, model="pixel-1", prompt="{caption}")
+    with pytest.raises(ValueError, match=r"output_dir .*not-a-dir.*nothing was sent"):
+        made.run(output_dir=target)
+    assert charges(tenant)[1] == {}
+
+
 def test_a_missing_column_or_a_bad_template_names_the_field(client, products):
     with pytest.raises(PlanError, match=r"prompt: column 'colour'"):
         plan(products, client, model="pixel-1", prompt="{caption} in {colour}")

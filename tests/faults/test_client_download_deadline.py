@@ -152,6 +152,32 @@ def test_one_outputs_download_and_save_end_by_their_timeout(slow, tmp_path, meth
     assert "within its 2 s deadline" in str(error)
 
 
+@pytest.mark.parametrize("method", ["download", "save"])
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_without_a_timeout_a_download_ends_by_the_clients_timeout(
+    slow, tmp_path, method, asynchronous
+):
+    """No ``timeout=`` on the call: the client's ``timeout`` bounds the whole download, so a
+    server sending a byte every half second cannot hold it (or a table run) for ever."""
+    options = {**_options(slow, tmp_path), "timeout": TIMEOUT}
+    if asynchronous:
+
+        async def main() -> None:
+            async with mediagen.AsyncClient(**options) as client:
+                gen = mediagen.Generation.from_dict(
+                    _generation_body(slow.output_url), client=client
+                )
+                await getattr(gen.outputs[0], method)(tmp_path / "saved")
+
+        took, error, ended = _timed(lambda: asyncio.run(main()))
+    else:
+        with mediagen.Client(**options) as client:
+            gen = mediagen.Generation.from_dict(_generation_body(slow.output_url), client=client)
+            output = gen.outputs[0]
+            took, error, ended = _timed(lambda: getattr(output, method)(tmp_path / "saved"))
+    _check_ended_by_deadline(slow, tmp_path, took, error, ended, mediagen.APITimeoutError)
+
+
 def test_refresh_ends_by_its_timeout_when_the_service_hangs(tmp_path):
     from client_faults import SilentServer
 

@@ -153,6 +153,23 @@ client.save(gen, sys.argv[3])
 """
 
 
+def _stop_mid_download(process, cache: Path, hold: threading.Event, stop: int) -> None:
+    """Send ``stop`` to the saving ``process`` once its download is under way (a partial file
+    in ``cache``), and wait for it to end."""
+    try:
+        deadline = time.monotonic() + 60
+        while not list(cache.rglob("*.part-*")) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert list(cache.rglob("*.part-*"))  # the download is under way, half written
+        process.send_signal(stop)
+        process.communicate(timeout=60)
+    finally:
+        hold.set()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 def test_an_interrupted_download_leaves_no_temporary_file(files, tmp_path):
     hold = threading.Event()
     headers = {"Content-Type": "image/png", "Content-Length": "100000"}  # more than is sent
@@ -162,17 +179,31 @@ def test_an_interrupted_download_leaves_no_temporary_file(files, tmp_path):
     process = subprocess.Popen(
         [sys.executable, "-c", SAVER, *args], stderr=subprocess.PIPE, preexec_fn=sigint_default
     )
-    try:
-        deadline = time.monotonic() + 60
-        while not list(cache.rglob("*.part-*")) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert list(cache.rglob("*.part-*"))  # the download is under way, half written
-        process.send_signal(signal.SIGINT)
-        process.communicate(timeout=60)
-    finally:
-        hold.set()
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+    _stop_mid_download(process, cache, hold, signal.SIGINT)
     assert process.returncode != 0
     assert _all_files(tmp_path) == []
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "kill-9"])
+def test_a_download_killed_mid_file_leaves_nothing_once_the_cache_is_used_again(
+    files, tmp_path, stop
+):
+    """A killed process runs no cleanup, so its partial file stays until the next download
+    into that directory, which removes what dead processes left and keeps the new file."""
+    hold = threading.Event()
+    headers = {"Content-Type": "image/png", "Content-Length": "100000"}  # more than is sent
+    files.routes = {
+        "/stall.png": Reply(200, headers, PNG, hold),
+        "/f": Reply(200, {"Content-Type": "image/png"}, PNG),
+    }
+    cache = tmp_path / "cache"
+    args = [files.server.url, str(cache), str(tmp_path / "saved")]
+    process = subprocess.Popen([sys.executable, "-c", SAVER, *args], stderr=subprocess.PIPE)
+    _stop_mid_download(process, cache, hold, stop)
+    assert process.returncode == -stop
+    with mediagen.Client(api_key="mg-test-key", base_url=files.server.url, cache_dir=cache,
+                         journal=False) as client:  # fmt: skip
+        gen = _generation(client, files.server.url + "/f?sig=1")
+        (path,) = client.save(gen, tmp_path / "saved")
+    assert path.read_bytes() == PNG
+    assert not list(tmp_path.rglob("*.part-*"))

@@ -22,7 +22,10 @@ KEY = "mgk_live_2b7e151628aed2a6abf7158809cf4f3c"
 @pytest.mark.parametrize(
     "url",
     ["http://api.example.com", "http://10.0.0.8:8765", "http://[2001:db8::1]:80/v1",
-     "http://user:pw@media.example.org", "http://127.0.0.1.example.com"],
+     "http://user:pw@media.example.org", "http://127.0.0.1.example.com",
+     # with the root's dot, a name is asked of DNS (which may answer any address), not the
+     # hosts file: these are not this machine
+     "http://localhost.:8000", "http://LOCALHOST.", "http://127.0.0.1.:8000"],
 )  # fmt: skip
 def test_plain_http_to_another_machine_is_refused_before_any_connection(url, monkeypatch):
     monkeypatch.delenv("MEDIAGEN_ALLOW_INSECURE_HTTP", raising=False)
@@ -57,7 +60,7 @@ def test_https_or_an_explicit_opt_in_is_accepted(url, monkeypatch):
         mediagen.Client(api_key=KEY, base_url=url, journal=False).close()
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "127.0.0.1.", "[::1]", "127.7.7.7"])
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "LocalHost", "[::1]", "127.7.7.7"])
 def test_this_machine_over_plain_http_is_fine(host, sandbox, monkeypatch):
     monkeypatch.delenv("MEDIAGEN_ALLOW_INSECURE_HTTP", raising=False)
     port = sandbox.base_url.rsplit(":", 1)[1]

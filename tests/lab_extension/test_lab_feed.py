@@ -35,6 +35,15 @@ def make_feed(sandbox, tenant, hooks=(), **options) -> Feed:
     return Feed(factory, **options)
 
 
+async def feed_for_a_second(sandbox, tenant) -> Feed:
+    """A feed one page watched for a second, then stopped: what it read by then."""
+    feed = make_feed(sandbox, tenant)
+    feed.subscribe("page")
+    await asyncio.sleep(1.0)
+    await feed.stop()
+    return feed
+
+
 def gets_of(feed: Feed, generation_id: str) -> list[float]:
     return [t for t, _, p, _ in feed.request_log if p == f"/v1/generations/{generation_id}"]
 
@@ -156,20 +165,28 @@ def test_the_status_figures_are_the_balance_todays_spend_and_the_spend_limits_re
     client = Client(api_key=keyed.api_key, base_url=sandbox.base_url, budget=SpendLimit(daily=100))
     client.images.create(model="pixel-pro", prompt="a limited kite", quality="low").wait()
 
-    async def main() -> Feed:
-        feed = make_feed(sandbox, keyed)
-        feed.subscribe("page")
-        await asyncio.sleep(1.0)
-        await feed.stop()
-        return feed
-
-    feed = asyncio.run(main())
+    feed = asyncio.run(feed_for_a_second(sandbox, keyed))
     assert feed.credits == {
         "balance": client.credits.get().balance,
         "spent_today": 0.5,
         "limit_remaining": 99.5,
         "member_limit_remaining": None,
+        "limit_error": None,
     }
+
+
+@pytest.mark.parametrize("setting", ["nan", "lots", "-5", "inf"])
+def test_a_spend_limit_setting_that_is_not_credits_is_named_and_the_balance_still_shows(
+    monkeypatch, tmp_path, sandbox, keyed, setting
+):
+    monkeypatch.setenv("MEDIAGEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("MEDIAGEN_SPEND_LIMIT_DAILY", setting)
+
+    feed = asyncio.run(feed_for_a_second(sandbox, keyed))
+    assert feed.credits is not None
+    assert feed.credits["balance"] == 1000
+    assert feed.credits["limit_remaining"] is None
+    assert feed.credits["limit_error"].startswith(f"MEDIAGEN_SPEND_LIMIT_DAILY={setting!r}")
 
 
 def listings(feed: Feed) -> tuple[list[float], list[float]]:

@@ -399,8 +399,11 @@ def lab_server(
     server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def lab(lab_server: LabServer) -> Iterator[Lab]:
+    """A browser page on the session's JupyterLab, for one test module. Playwright's sync API
+    keeps an event loop running on this thread while it is open, and a test run on the same
+    worker after the browser tests (``asyncio.run``, a widget's wait) must not find it."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

@@ -51,6 +51,11 @@ def test_every_handler_refuses_a_request_without_the_servers_token(lab_server):
         assert ahead.status_code == 200
         assert time.monotonic() - started < 5
         plain.delete("events?subscriber=restarted", headers=token)
+        # media of a generation the service does not have, by an id it refuses to look up or
+        # by one it looks up in vain, is not there (404), not a failure of the service (502)
+        for media in ("media/0123/0", "media/00000000-0000-4000-8000-000000000000/0"):
+            for method in ("GET", "HEAD"):
+                assert plain.request(method, media, headers=token).status_code == 404, media
 
 
 def test_sidebar_and_status_item_render(lab):

@@ -86,10 +86,13 @@ def normalize_poll_interval(value: Any) -> tuple[float, float]:
 
 
 def is_loopback(host: str | None) -> bool:
-    """``localhost``, 127.0.0.0/8 or ::1: a name or address that never leaves this machine."""
+    """``localhost``, 127.0.0.0/8 or ::1: a name or address that never leaves this machine.
+
+    ``localhost.`` (with the root's dot) is not: as a fully qualified name it skips the hosts
+    file on many resolvers and is asked of DNS, which may answer with any address."""
     if not host:
         return False
-    host = host.lower().rstrip(".")
+    host = host.lower()
     if host == "localhost":
         return True
     try:

@@ -24,6 +24,7 @@ from typing import Any
 from mediagen.client import _requests
 from mediagen.client._effects import Blocking, Call, Fetch, Fetched, Flow, Now
 from mediagen.client._errors import MediagenError, NotFoundError, PermissionDeniedError
+from mediagen.client._journal import process_gone
 from mediagen.client._models import Generation, GenerationOutput
 from mediagen.wire import _names as _wire
 
@@ -88,8 +89,32 @@ def safe_name(suggested: str | None, fallback: str) -> str:
     return name if name.strip("._-") else fallback
 
 
+#: ``.<name>.part-<pid>-<random>``: a download's file until it is checked and renamed
+_PART = re.compile(r"\..+\.part-(\d+)-[0-9a-f]{8}")
+#: the directories whose leftovers this process has swept (once each is enough)
+_swept: set[Path] = set()
+
+
 def _temp_for(path: Path) -> Path:
-    return path.with_name(f".{path.name}.part-{uuid.uuid4().hex[:8]}")
+    return path.with_name(f".{path.name}.part-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+
+
+def sweep_leftovers(directory: Path) -> None:
+    """Remove the partial files that downloads of processes no longer running left in
+    ``directory``: a download cleans up after itself on any exception, but a process killed
+    mid-download (SIGTERM, kill -9, a kernel restart) runs no cleanup. Once per directory per
+    process; a partial file of a live process (another kernel downloading) is left alone."""
+    if directory in _swept:
+        return
+    _swept.add(directory)
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        found = _PART.fullmatch(name)
+        if found and process_gone(int(found.group(1))):
+            (directory / name).unlink(missing_ok=True)
 
 
 def _major(content_type: str | None) -> str:
@@ -148,7 +173,9 @@ def _copy_atomic(source: Path, dest: Path) -> Path:
 
 
 def _mkdir(path: Path) -> None:
+    """``path`` made if missing, without what killed downloads left in it."""
     path.mkdir(parents=True, exist_ok=True)
+    sweep_leftovers(path)
 
 
 def _unlink(path: Path) -> None:
@@ -211,6 +238,11 @@ def save_output(
 
 
 def _fetch_into(client: Any, output: GenerationOutput, final: Path, deadline: float | None):
+    """Flow: the output downloaded to ``final`` by ``deadline``; without one, within the
+    client's ``timeout``, so a server that trickles bytes (each read in time, the whole never)
+    cannot hold a call, a table run or a server's handler for ever."""
+    if deadline is None:
+        deadline = (yield Now()) + client._config.timeout
     refreshed = False
     while True:
         if not output.url:

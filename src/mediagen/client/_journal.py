@@ -197,6 +197,12 @@ def _writer_gone(record: Mapping[str, Any]) -> bool:
     pid = record.get("pid")
     if not isinstance(pid, int) or record.get("host") != socket.gethostname():
         return False
+    return process_gone(pid)
+
+
+def process_gone(pid: int) -> bool:
+    """True when no process ``pid`` runs on this machine (this one always runs; another
+    user's, or one a platform cannot ask about, is taken as running)."""
     if pid == os.getpid():
         return False
     try:

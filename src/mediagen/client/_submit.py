@@ -46,8 +46,18 @@ from mediagen.wire import _names as _wire
 log = logging.getLogger("mediagen")
 
 
-def new_idempotency_key() -> str:
-    return f"mg-{uuid.uuid4()}"
+#: a derived key starts with this, so a key in the service's history reads as a table row's
+DERIVED_PREFIX = "mgrow-"
+
+
+def new_idempotency_key(derived_from: str | None = None) -> str:
+    """The one place keys are made. Random for a call (its retries reuse it, so a retry never
+    charges twice); with ``derived_from``, the same text gives the same key in any process, on
+    any machine, after any restart (a table row's run, label and request: re-running it is
+    free). Either fits the service's limit of 128 non-whitespace characters."""
+    if derived_from is None:
+        return f"mg-{uuid.uuid4()}"
+    return DERIVED_PREFIX + hashlib.sha256(derived_from.encode("utf-8")).hexdigest()
 
 
 class _HeldBudgets:

@@ -95,9 +95,11 @@ def plan_on_driver(
     from mediagen.client import _submit
     from mediagen.client._budget import refuse_over
     from mediagen.datasets._plan import plan
+    from mediagen.datasets._rows import check_output_dir
 
     made = plan(frame, client, on_invalid=on_invalid, run_id=run_id, model=model, **fields)
     refuse_over(made.total, _submit._budgets(made.client), budget, "budget")  # as Plan.run does
+    check_output_dir(None if output_dir is None else str(output_dir))
     skipped: dict[Hashable, str] = {}
     if "valid" in made.requests.columns:
         invalid = made.requests[~made.requests["valid"].astype(bool)]

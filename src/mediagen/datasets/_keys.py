@@ -9,13 +9,11 @@ of 128 non-whitespace characters.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
-#: every row key starts with this, so a key in the service's history reads as a table row's
-PREFIX = "mgrow-"
+from mediagen.client._submit import new_idempotency_key
 
 
 def _plain(value: Any) -> Any:
@@ -47,7 +45,7 @@ def canonical(value: Any) -> str:
 def row_key(run_id: str, label: Hashable, request: Mapping[str, Any]) -> str:
     """The idempotency key of row ``label`` of run ``run_id`` sending ``request``."""
     text = canonical({"run": str(run_id), "label": label, "request": dict(request)})
-    return PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return new_idempotency_key(derived_from=text)
 
 
 def row_keys(

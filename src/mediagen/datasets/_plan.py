@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from mediagen.datasets._fields import PlanError, PlanSpec
 from mediagen.datasets._keys import canonical, row_key, row_keys
-from mediagen.datasets._rows import run_rows
+from mediagen.datasets._rows import check_output_dir, run_rows
 from mediagen.datasets._schema import RESULT_COLUMNS
 from mediagen.display._progress import format_seconds
 
@@ -199,11 +199,12 @@ class Plan:
         from mediagen.client._budget import refuse_over
 
         refuse_over(self.total, _submit._budgets(self.client), budget, "budget")
+        target = None if output_dir is None else os.fspath(output_dir)
+        check_output_dir(target)
         rows = self.runnable
         rekey = None if run_id is None or run_id == self.run_id else str(run_id)
         if rekey is None and self._made_run_id:
             print(f"run_id={self.run_id!r} (pass it to run again without paying twice)")
-        target = None if output_dir is None else os.fspath(output_dir)
         with _Progress(len(rows), self.total, progress) as bar, _ResultsFile(target) as results:
             parts = []
             for block in _blocks(rows, BLOCK, rekey):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextvars
 import datetime as dt
 import os
+import tempfile
 from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -59,6 +60,29 @@ def _latency(gen: Generation) -> float | None:
 
 def is_url(target: str) -> bool:
     return "://" in target and not target.startswith("file://")
+
+
+def check_output_dir(output_dir: str | None) -> None:
+    """Make ``output_dir`` (a local directory, or an fsspec URL) ready to take the outputs,
+    or raise ValueError naming it: before the first submit, since a row paid for and then not
+    saved is money spent for nothing. A local directory is made and written to once."""
+    if output_dir is None:
+        return
+    try:
+        if is_url(output_dir):
+            import fsspec  # optional: only a remote output_dir needs it
+
+            fs, root = fsspec.core.url_to_fs(output_dir)
+            fs.makedirs(root, exist_ok=True)
+            return
+        directory = Path(output_dir.removeprefix("file://")).expanduser()
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except (OSError, ValueError) as exc:
+        raise ValueError(
+            f"output_dir {output_dir!r} cannot take the outputs ({exc}); nothing was sent"
+        ) from None
 
 
 def save_outputs(client: Client, gen: Generation, output_dir: str | None) -> str | None:

@@ -45,15 +45,24 @@ SCOPES = ("all", "credits")
 
 def spend_limit_from_env() -> Any:
     """The :class:`~mediagen.SpendLimit` the environment names (the same file every client of
-    this machine user counts in), or None."""
-    daily, weekly = os.environ.get(ENV_LIMIT_DAILY), os.environ.get(ENV_LIMIT_WEEKLY)
-    if not daily and not weekly:
-        return None
-    from mediagen.client._budget import SpendLimit
+    this machine user counts in), or None. A setting that is not a finite number of credits
+    >= 0 (``nan``, ``lots``, ``-5``) raises ValueError naming the variable and its value."""
+    from mediagen.client._budget import SpendLimit, credit_limit
 
-    return SpendLimit(
-        daily=float(daily) if daily else None, weekly=float(weekly) if weekly else None
-    )
+    limits: dict[str, float] = {}
+    for window, name in (("daily", ENV_LIMIT_DAILY), ("weekly", ENV_LIMIT_WEEKLY)):
+        raw = os.environ.get(name, "").strip()
+        if not raw:
+            continue
+        try:
+            limits[window] = credit_limit(name, float(raw))
+        except ValueError:
+            raise ValueError(
+                f"{name}={raw!r} is not a number of credits >= 0; the spend limit is not shown"
+            ) from None
+    if not limits:
+        return None
+    return SpendLimit(daily=limits.get("daily"), weekly=limits.get("weekly"))
 
 
 def key_configured() -> bool:
@@ -337,9 +346,18 @@ class Feed:
         return True
 
     def _show_credits(self) -> None:
+        """The status figures; a bad spend-limit setting is named beside the balance, which
+        shows all the same."""
         if self._balance is not None:
             spent = self.spent_today if self.spent_today is not None else 0.0
-            self.credits = _rows.credits_info(self._balance, spent, spend_limit_from_env())
+            try:
+                limit, problem = spend_limit_from_env(), None
+            except ValueError as exc:
+                limit, problem = None, str(exc)
+            self.credits = {
+                **_rows.credits_info(self._balance, spent, limit),
+                "limit_error": problem,
+            }
 
 
 def _verify() -> Any:

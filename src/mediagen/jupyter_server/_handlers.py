@@ -141,11 +141,12 @@ class MediaHandler(AuthenticatedFileHandler):
 
     async def _serve(self, generation_id: str, index: str, include_body: bool) -> None:
         cache: MediaCache = self.settings["mediagen_media"]
-        from mediagen.client import MediagenError, NotFoundError
+        from mediagen.client import MediagenError, NotFoundError, ValidationError
 
         try:
             path = await cache.path(generation_id, int(index))
-        except (LookupError, NotFoundError) as exc:
+        except (LookupError, NotFoundError, ValidationError) as exc:
+            # no such output, or an id the service refuses to look up: nothing to serve
             raise tornado.web.HTTPError(404, one_line(exc)) from None
         except MediagenError as exc:  # no key, the service down: said, never with the key
             raise tornado.web.HTTPError(502, one_line(exc)) from None

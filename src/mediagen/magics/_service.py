@@ -7,7 +7,6 @@ typed models and plain dicts alike (the API is additive-only; unknown fields nev
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Mapping, Sized
 from typing import Any
 
@@ -34,8 +33,11 @@ def estimate(client: Any, request: Mapping[str, Any]) -> Any:
 
 
 def new_idempotency_key() -> str:
-    """One key per cell run: a retry of this submit can never charge twice."""
-    return f"magic-{uuid.uuid4().hex}"
+    """One key per cell run (the client's, made where every key is): a retry of this submit
+    can never charge twice."""
+    from mediagen.client._submit import new_idempotency_key as client_key
+
+    return client_key()
 
 
 def submit(client: Any, kind: str, request: Mapping[str, Any], idempotency_key: str) -> Any:

@@ -27,7 +27,6 @@ import asyncio
 import contextlib
 import json
 import time
-import uuid
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -37,6 +36,7 @@ import traitlets
 
 from mediagen.client import Budget
 from mediagen.client import budget as budget_scope
+from mediagen.client._submit import new_idempotency_key
 from mediagen.display import _html
 from mediagen.pricing.catalog import Catalog
 from mediagen.widgets import _compare_store, _tasks
@@ -271,7 +271,7 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         a saved run), so submitting it again after a reopen is the same job, charged once."""
         cell = self._cells[(row, col)]
         if not cell.get("idempotency_key"):
-            cell["idempotency_key"] = f"cmp-{uuid.uuid4()}"
+            cell["idempotency_key"] = new_idempotency_key()
         return cell["idempotency_key"]
 
     def _queue(self, positions: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -28,6 +28,7 @@ from typing import Any
 import traitlets
 
 from mediagen.client import PaymentRequiredError
+from mediagen.client._submit import new_idempotency_key
 from mediagen.display._html import credits_text
 from mediagen.pricing._local_price import local_price
 from mediagen.widgets import _tasks
@@ -221,7 +222,7 @@ class LiveEstimate(StaticFallback, MediagenWidget):
             if not self.submitting and self.status == "estimating":
                 self._dropped_click = True
             return
-        key = self._keys.setdefault(click_id, f"mg-{uuid.uuid4().hex}")
+        key = self._keys.setdefault(click_id, new_idempotency_key())
         request = dict(self._request_estimated or self.form.request)
         estimate = dict(self.estimate)
         self.submitting = True

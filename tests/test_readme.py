@@ -21,6 +21,8 @@ from nbclient.exceptions import CellExecutionError
 from PIL import Image
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+#: a real kernel runs the whole story: some 20 s
+pytestmark = pytest.mark.slow
 
 
 def python_blocks(text: str) -> list[tuple[int, str]]:

@@ -16,6 +16,9 @@ from mediagen import AsyncClient, Client
 from mediagen.jupyter_server._feed import Feed
 from mediagen.jupyter_server._rows import start_of_today
 
+#: the poller's intervals are real seconds: some 80 s in all
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def keyed(monkeypatch, sandbox, tenant):

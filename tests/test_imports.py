@@ -1,32 +1,113 @@
-"""mediagen's imports go one way, and no function is too tangled to follow.
+"""mediagen's imports go one way, and no function is too tangled to follow: every check of
+the import graph, on one graph built once.
 
-import-linter (tests/test_layers.py) checks the layers with the imports that run; this test
-reads the whole graph (grimp), imports made only for type checkers included, so a circle kept
-alive by an annotation fails too. Each circle is reported as a path of imports with their
-lines, and so is every import of the package root ``mediagen`` from a module under it: the
-root is the facade (``mediagen.Client``, ``mediagen.studio()``...) and may import its
-subpackages, while the floors below import the modules they use. The complexity report
-(radon) grades every function, method and class; D or worse fails, named with its place.
+- The layers of CONTRIBUTING.md: import-linter's contracts in pyproject.toml (the imports that
+  run), run here so the test command enforces them, as ``lint-imports`` does in CI.
+- The floors hold for type-only imports too: an import under ``TYPE_CHECKING`` that points up
+  a floor is still a knot an editor, mypy and the next reader follow. The floors are read from
+  that same contract; every import between two floors is checked, each one pointing up listed.
+- No circle of modules, type-only imports included, each reported as a path of imports with
+  their lines; no import of the package root ``mediagen`` from a module under it (the root is
+  the facade and may import its subpackages; the floors import the modules they use).
+- radon grades every function, method and class; D or worse fails, named with its place.
 """
 
 from __future__ import annotations
 
 import itertools
+import subprocess
 import sys
 from pathlib import Path
 
 import grimp
 import networkx as nx
+import pytest
 from radon.complexity import cc_rank, cc_visit
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pytest brings tomli where the standard library has no TOML reader
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "src" / "mediagen"
 WORST_RANK = "C"
+LINT = (
+    "from importlinter.cli import lint_imports; "
+    "raise SystemExit(lint_imports(no_cache=True, no_logo=True))"
+)
 
 
 def build_graph(package: str) -> grimp.ImportGraph:
     """Every import of ``package``, at module level, in functions and under TYPE_CHECKING."""
     return grimp.build_graph(package, exclude_type_checking_imports=False, cache_dir=None)
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    return build_graph("mediagen")
+
+
+def test_every_import_points_down_the_layers():
+    done = subprocess.run(
+        [sys.executable, "-c", LINT], cwd=ROOT, capture_output=True, text=True, timeout=240
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 broken" in done.stdout
+
+
+def _floors() -> tuple[dict[str, int], set[frozenset[str]]]:
+    """Each floor's height (0 at the bottom) and the pairs of one floor that must not meet
+    (joined by ``|``; those joined by ``:`` may import each other)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contract = next(
+        c
+        for c in config["tool"]["importlinter"]["contracts"]
+        if c["type"] == "layers" and c["containers"] == ["mediagen"]
+    )
+    height: dict[str, int] = {}
+    apart: set[frozenset[str]] = set()
+    for level, layer in enumerate(reversed(contract["layers"])):
+        independent = "|" in layer
+        names = [n.strip() for n in layer.replace("|", ":").split(":")]
+        for name in names:
+            height[name] = level
+        if independent:
+            apart |= {frozenset((a, b)) for a in names for b in names if a != b}
+    return height, apart
+
+
+def _floor_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else None  # the package root is the facade, on no floor
+
+
+def floor_breaches(graph: grimp.ImportGraph) -> list[str]:
+    height, apart = _floors()
+    breaches = []
+    for importer in sorted(graph.modules):
+        here = _floor_of(importer)
+        for imported in sorted(graph.find_modules_directly_imported_by(importer)):
+            there = _floor_of(imported)
+            if here is None or there is None or here == there:
+                continue
+            up = height[there] > height[here]
+            if up or frozenset((here, there)) in apart:
+                breaches.append(f"{importer} -> {imported} ({here} may not import {there})")
+    return breaches
+
+
+def test_every_floor_is_named_in_the_contract():
+    """A package or module added beside the floors is given one, or nothing checks its imports."""
+    height, _ = _floors()
+    top = ROOT / "src" / "mediagen"
+    packages = {p.parent.name for p in top.glob("*/__init__.py")}
+    modules = {p.stem for p in top.glob("*.py")} - {"__init__"}
+    assert (packages | modules) - set(height) == set()
+
+
+def test_imports_between_floors_point_down_type_only_ones_included(graph):
+    assert floor_breaches(graph) == []
 
 
 def import_cycles(graph: grimp.ImportGraph) -> list[tuple[list[str], list[str]]]:
@@ -84,8 +165,7 @@ def tangled_functions(source: Path) -> list[str]:
     return found
 
 
-def test_no_import_cycle_in_mediagen_type_only_imports_included():
-    graph = build_graph("mediagen")
+def test_no_import_cycle_in_mediagen_type_only_imports_included(graph):
     cycles = [
         f"{len(modules)} modules: {', '.join(modules)}\n  for one: {describe_path(graph, path)}"
         for modules, path in import_cycles(graph)
@@ -93,8 +173,8 @@ def test_no_import_cycle_in_mediagen_type_only_imports_included():
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
 
 
-def test_nothing_under_the_package_root_imports_it():
-    found = root_imports(build_graph("mediagen"), "mediagen")
+def test_nothing_under_the_package_root_imports_it(graph):
+    found = root_imports(graph, "mediagen")
     assert not found, "imports of the package root from below it:\n" + "\n".join(found)
 
 
@@ -119,17 +199,17 @@ def test_the_checks_find_a_type_only_cycle_an_import_of_the_root_and_a_tangle(
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "tangled", raising=False)
 
-    graph = build_graph("tangled")
+    tangled = build_graph("tangled")
 
-    cycles = import_cycles(graph)
+    cycles = import_cycles(tangled)
     assert cycles == [
         (
             ["tangled", "tangled.high", "tangled.low"],
             ["tangled", "tangled.low", "tangled.high", "tangled"],
         )
     ]
-    assert describe_path(graph, cycles[0][1]) == (
+    assert describe_path(tangled, cycles[0][1]) == (
         "tangled:1 -> tangled.low:4 -> tangled.high:1 -> tangled"
     )
-    assert root_imports(graph, "tangled") == ["tangled.high:1: import tangled"]
+    assert root_imports(tangled, "tangled") == ["tangled.high:1: import tangled"]
     assert tangled_functions(package) == ["tangled/knot.py:1 knot - D (26)"]

@@ -147,3 +147,22 @@ def test_the_async_driver_runs_the_same_policy(tmp_path):
     assert len({r.headers["Idempotency-Key"] for r in seen}) == 1
     assert len(sleeps) == 2
     assert sleeps[1] >= 1
+
+
+def test_the_resource_of_a_kind_is_the_clients_own_and_an_unknown_kind_is_named():
+    """``client.resource(kind)``: for code that holds the kind as data (a table's rows, a
+    magic's line), the same resource objects as ``client.images`` and its twins."""
+    with mediagen.Client(api_key=KEY, base_url=BASE, journal=False) as client:
+        assert client.resource("image") is client.images
+        assert client.resource("video") is client.videos
+        assert client.resource("audio") is client.audio
+        with pytest.raises(ValueError, match="one of video, image, audio, not 'images'"):
+            client.resource("images")
+
+    async def main() -> None:
+        async with mediagen.AsyncClient(api_key=KEY, base_url=BASE, journal=False) as client:
+            assert client.resource("video") is client.videos
+            with pytest.raises(ValueError, match="'picture'"):
+                client.resource("picture")
+
+    asyncio.run(main())

@@ -34,25 +34,25 @@ def image_models(shell) -> list[str]:
 # -- loading --------------------------------------------------------------------------------
 
 
-def test_load_registers_and_unload_removes_magics_and_formatters(shell):
+def test_load_registers_and_unload_removes_the_magics(shell):
     ip = shell.ip
     assert "mediagen" in ip.magics_manager.magics["line"]
     assert "mediagen" in ip.magics_manager.magics["cell"]
     assert any(isinstance(c, extension.MediagenMagics) for c in ip.configurables)
-    formatter = ip.display_formatter.formatters["text/html"]
-    registered = [cls for cls, _ in extension._client_model_types()]
-    for cls in registered:
-        assert formatter.lookup_by_type(cls) is not None
     ip.run_line_magic("unload_ext", "mediagen.extension")
     try:
         assert "mediagen" not in ip.magics_manager.magics["line"]
         assert "mediagen" not in ip.magics_manager.magics["cell"]
         assert not any(isinstance(c, extension.MediagenMagics) for c in ip.configurables)
-        for cls in registered:
-            with pytest.raises(KeyError):
-                formatter.lookup_by_type(cls)
     finally:
         ip.run_line_magic("load_ext", "mediagen.extension")
+
+
+def test_the_models_a_cell_shows_render_themselves_without_the_extension():
+    """No display formatter is registered for the client's models: each has its own HTML."""
+    for cls in (mediagen.Generation, mediagen.GenerationOutput, mediagen.Estimate,
+                mediagen.Credits):  # fmt: skip
+        assert "_repr_html_" in vars(cls), cls
 
 
 def test_load_ext_mediagen_itself(shell):

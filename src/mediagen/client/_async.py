@@ -82,6 +82,18 @@ class AsyncDriver(BaseClient):
         self.credits = AsyncCreditsResource(self)
         self.uploads = AsyncUploads(self)
 
+    def resource(self, kind: str) -> AsyncVideos[Self] | AsyncImages[Self] | AsyncAudio[Self]:
+        """The resource that submits ``kind`` (``"image"``, ``"video"``, ``"audio"``), for code
+        that holds the kind as data: ``await client.resource(kind).create(**request)``."""
+        from mediagen.wire._names import KIND_RESOURCES
+
+        if kind not in KIND_RESOURCES:
+            raise ValueError(f"kind must be one of {', '.join(KIND_RESOURCES)}, not {kind!r}")
+        found: AsyncVideos[Self] | AsyncImages[Self] | AsyncAudio[Self] = getattr(
+            self, KIND_RESOURCES[kind]
+        )
+        return found
+
     async def aclose(self) -> None:
         """Close the HTTP connections (done on leaving an ``async with`` block)."""
         if self._owns_http:

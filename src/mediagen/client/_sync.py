@@ -84,6 +84,16 @@ class SyncDriver(BaseClient):
 
         return Audio(self)
 
+    def resource(self, kind: str) -> Videos[Self] | Images[Self] | Audio[Self]:
+        """The resource that submits ``kind`` (``"image"``, ``"video"``, ``"audio"``), for code
+        that holds the kind as data: ``client.resource(kind).create(**request)``."""
+        from mediagen.wire._names import KIND_RESOURCES
+
+        if kind not in KIND_RESOURCES:
+            raise ValueError(f"kind must be one of {', '.join(KIND_RESOURCES)}, not {kind!r}")
+        found: Videos[Self] | Images[Self] | Audio[Self] = getattr(self, KIND_RESOURCES[kind])
+        return found
+
     @cached_property
     def generations(self) -> Generations[Self]:
         from mediagen.client._sync_resources import Generations

@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from mediagen.client import Client, Generation
 
 #: the client resource that submits each kind of model
-RESOURCE = {"image": "images", "video": "videos", "audio": "audio"}
 #: rows submitted ahead of the watch; two chunks' generations are held at most
 CHUNK = 400
 
@@ -165,8 +164,7 @@ def submit_row(client: Client, request: dict[str, Any], key: str, kinds: dict[An
     already) or the exception that kept it from being sent."""
     try:
         kind = _kind(client, request.get("model"), kinds)
-        create = getattr(client, RESOURCE[kind]).create
-        return create(**request, idempotency_key=key, estimate=False)
+        return client.resource(kind).create(**request, idempotency_key=key, estimate=False)
     except Exception as exc:  # one outcome per row: the frame says what went wrong
         return exc
 

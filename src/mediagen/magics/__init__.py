@@ -9,7 +9,9 @@ Loading the extension (``%load_ext mediagen``, or ``c.InteractiveShellApp.extens
   shows the job live, and binds the finished generation to ``NAME``;
 - the line magic ``%mediagen models [KIND] | credits | history [--since 7d] | studio |
   pending | attach ID [-o NAME] | help``;
-- HTML display formatters for client models that do not render themselves.
+- progress for the client's long operations (waits, history fetches, batch submits).
+
+The client's models render themselves (``_repr_html_``), so nothing is registered for them.
 
 Unloading removes all of it. Bad arguments give a usage message naming the allowed values
 (IPython's ``UsageError``: no traceback), and nothing is sent.
@@ -21,8 +23,8 @@ running on the service, is never resubmitted, stays bound to ``NAME`` (pending),
 
 Inside: ``_cell_line`` splits the cell's line, ``_values`` types one field by its schema,
 ``_request`` builds and checks the request against the catalog entry, ``_generate`` runs a cell
-(quote, consent, submit, wait), ``_commands`` holds the line commands, ``_display`` and
-``_formatters`` what is shown, ``_service`` every call to the client, ``_load`` (un)loading,
+(quote, consent, submit, wait), ``_commands`` holds the line commands (each calls the typed
+client itself), ``_display`` what is shown, ``_load`` (un)loading,
 ``_settings`` the settings above, ``_session`` what a command or a cell needs from the magics.
 """
 
@@ -32,11 +34,10 @@ import sys
 import types
 from typing import Any
 
-from mediagen.magics import _service as mc
+from mediagen.client import Client
 from mediagen.magics import _settings
 from mediagen.magics._commands import LINE_USAGE, parse_since
 from mediagen.magics._display import credits_text
-from mediagen.magics._load import client_model_types as _client_model_types  # noqa: F401
 from mediagen.magics._load import load_ipython_extension, unload_ipython_extension
 from mediagen.magics._magics import MediagenMagics
 from mediagen.magics._settings import use_client
@@ -49,7 +50,7 @@ confirm_above: float
 wait_timeout: float
 #: Seconds between polls while a cell waits (None: the client's own 2 s -> 5 s backoff).
 wait_poll_interval: float | None
-_client: Any
+_client: Client | None
 
 
 def _forwarded(name: str) -> property:
@@ -92,4 +93,3 @@ __all__ = [
     "wait_poll_interval",
     "wait_timeout",
 ]
-__all__ += ["mc"]  # the client calls, for code that inspects catalog entries as the magics do

@@ -18,7 +18,6 @@ from IPython.core.magic_arguments import argument, kwds, magic_arguments
 
 from mediagen.display._html import plural
 from mediagen.display._progress import Progress
-from mediagen.magics import _service as mc
 from mediagen.magics._cell_line import (
     CELL_USAGE,
     KINDS,
@@ -27,9 +26,8 @@ from mediagen.magics._cell_line import (
     did_you_mean,
 )
 from mediagen.magics._display import CreditsView, HistorySummary, Notice, models_table
-from mediagen.magics._generate import resubmit, show, wait_and_show
+from mediagen.magics._generate import list_models, resubmit, show, wait_and_show
 from mediagen.magics._session import MagicSession
-from mediagen.wire._fields import read_field
 
 LINE_USAGE = (
     """\
@@ -104,14 +102,14 @@ def _variable_name(text: str) -> str:
 @argument("kind", nargs="?", choices=KINDS)
 def _models(magics: MagicSession, args: argparse.Namespace) -> Any:
     """The catalog as a table."""
-    return models_table(mc.list_models(magics.client, args.kind))
+    return models_table(list_models(magics.client, args.kind))
 
 
 @magic_arguments()
 @kwds(usage="%%mediagen credits")
 def _credits(magics: MagicSession, args: argparse.Namespace) -> Any:
     """Balance, reservations, member cap."""
-    return CreditsView(mc.credits(magics.client))
+    return CreditsView(magics.client.credits.get())
 
 
 @magic_arguments()
@@ -124,6 +122,8 @@ def _credits(magics: MagicSession, args: argparse.Namespace) -> Any:
 def _history(magics: MagicSession, args: argparse.Namespace) -> Any:
     """Spend summary from the local history store, synced first (only what is new is fetched);
     ``-o NAME`` also binds the full history frame."""
+    from mediagen import history
+
     filters: dict[str, Any] = {"type": args.type, "model": args.model}
     if args.since:
         filters["created_after"] = parse_since(args.since)
@@ -136,7 +136,9 @@ def _history(magics: MagicSession, args: argparse.Namespace) -> Any:
             bar.advance(message=plural(rows, "generation"))
 
         try:
-            frame = mc.history_frame(magics.client, filters, sync=not args.offline, on_page=on_page)
+            frame = history.stored_frame(
+                magics.client, sync=not args.offline, on_page=on_page, **filters
+            )
         except KeyboardInterrupt:
             bar.close(
                 f"interrupted after {plural(rows, 'generation')}; the store keeps what was "
@@ -164,11 +166,7 @@ def _pending(magics: MagicSession, args: argparse.Namespace) -> Any:
     pending = list(magics.client.generations.list(status="pending"))
     if not pending:
         return Notice("No generation is pending.", "ok")
-    lines = [
-        f"{read_field(g, 'id')}  {read_field(g, 'type')}  {read_field(g, 'model')}  "
-        f"created {read_field(g, 'created_at')}"
-        for g in pending
-    ]
+    lines = [f"{g.id}  {g.type}  {g.model}  created {g.created_at}" for g in pending]
     return Notice(
         f"{len(pending)} pending (re-attach with %mediagen attach ID -o NAME):\n"
         + "\n".join(lines),
@@ -186,11 +184,11 @@ def _attach(magics: MagicSession, args: argparse.Namespace) -> Any:
     if args.key:
         generation = resubmit(magics, args.key)
     elif args.id:
-        generation = mc.get_generation(magics.client, args.id)
+        generation = magics.client.generations.get(args.id)
     else:
         raise MagicUsageError("usage: %mediagen attach ID [-o NAME] | --key KEY [-o NAME]")
     magics.bind(args.name, generation)
-    if mc.is_terminal(generation):
+    if generation.is_terminal:
         return show(generation, args.name)
     return wait_and_show(magics, generation, args.name)
 

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mediagen.display._html import plural
 from mediagen.wire._fields import read_field
+
+if TYPE_CHECKING:
+    from mediagen.client import Credits, Estimate
 
 _BOX = (
     "font-family: var(--jp-ui-font-family, sans-serif); font-size: var(--jp-ui-font-size1, 13px);"
@@ -60,30 +63,32 @@ def _settings(request: Mapping[str, Any], text_field: str) -> list[tuple[str, An
 class EstimateView:
     """The quote shown before anything is spent."""
 
-    def __init__(self, request: Mapping[str, Any], estimate: Any, text_field: str = "prompt"):
+    def __init__(
+        self, request: Mapping[str, Any], estimate: Estimate, text_field: str = "prompt"
+    ) -> None:
         self.request = dict(request)
         self.estimate = estimate
         self.text_field = text_field
 
     @property
-    def credits(self) -> Any:
-        return read_field(self.estimate, "credits")
+    def credits(self) -> float | None:
+        return self.estimate.credits
 
     @property
-    def after_discount(self) -> Any:
-        return read_field(self.estimate, "credits_after_discount")
+    def after_discount(self) -> float | None:
+        return self.estimate.credits_after_discount
 
     def _what(self) -> str:
         what = str(self.request.get("model"))
         if self.request.get("mode"):
             what += f" · {self.request['mode']}"
-        duration = read_field(self.estimate, "billable_duration_seconds")
+        duration = self.estimate.billable_duration_seconds
         if duration is not None:
             what += f" · {credits_text(duration)} s billable"
         return what
 
     def _price(self) -> str:
-        discount = read_field(self.estimate, "discount_percent") or 0
+        discount = self.estimate.discount_percent or 0
         price = f"{credits_text(self.credits)} credits"
         if discount:
             price += (
@@ -92,19 +97,17 @@ class EstimateView:
         return price
 
     def _verdict(self) -> str:
-        if read_field(self.estimate, "allowed") is False:
-            return f"not allowed: {read_field(self.estimate, 'reason') or 'the plan cannot use it'}"
-        if read_field(self.estimate, "can_afford") is False:
-            return f"cannot afford (balance {credits_text(read_field(self.estimate, 'balance'))})"
-        return f"balance {credits_text(read_field(self.estimate, 'balance'))}"
+        if self.estimate.allowed is False:
+            return f"not allowed: {self.estimate.reason or 'the plan cannot use it'}"
+        if self.estimate.can_afford is False:
+            return f"cannot afford (balance {credits_text(self.estimate.balance)})"
+        return f"balance {credits_text(self.estimate.balance)}"
 
     def __repr__(self) -> str:
         return f"Estimate for {self._what()}: {self._price()} ({self._verdict()})"
 
     def _repr_html_(self) -> str:
-        ok = read_field(self.estimate, "allowed") is not False and read_field(
-            self.estimate, "can_afford"
-        )
+        ok = self.estimate.allowed is not False and self.estimate.can_afford
         style = _BOX.format(color=_COLORS["info" if ok else "error"])
         settings = ", ".join(
             f"{html.escape(str(k))}={html.escape(str(v))}"
@@ -151,31 +154,27 @@ def models_table(entries: Sequence[Mapping[str, Any]]) -> Any:
 class CreditsView:
     """Balance, reservations, plan and discount, and the member cap when one applies."""
 
-    def __init__(self, credits: Any) -> None:
+    def __init__(self, credits: Credits) -> None:
         self.credits = credits
 
     def _lines(self) -> list[tuple[str, str]]:
         c = self.credits
         lines = [
-            ("balance", credits_text(read_field(c, "balance"))),
-            ("reserved", credits_text(read_field(c, "reserved", 0))),
+            ("balance", credits_text(c.balance)),
+            ("reserved", credits_text(c.reserved or 0)),
         ]
-        org = read_field(c, "organization_balance")
-        if org is not None:
-            lines.append(("organization balance", credits_text(org)))
-        plan = read_field(c, "plan")
-        if plan:
-            lines.append(("plan", str(plan)))
-        lines.append(("discount", f"{credits_text(read_field(c, 'discount_percent', 0))}%"))
-        limit = read_field(c, "member_limit")
+        if c.organization_balance is not None:
+            lines.append(("organization balance", credits_text(c.organization_balance)))
+        if c.plan:
+            lines.append(("plan", str(c.plan)))
+        lines.append(("discount", f"{credits_text(c.discount_percent or 0)}%"))
+        limit = c.member_limit
         if limit:
             lines.append(
                 (
                     "member cap",
-                    f"{credits_text(read_field(limit, 'used'))} used of "
-                    f"{credits_text(read_field(limit, 'limit'))}, "
-                    f"{credits_text(read_field(limit, 'remaining'))} left, resets "
-                    f"{read_field(limit, 'resets_at')}",
+                    f"{credits_text(limit.used)} used of {credits_text(limit.limit)}, "
+                    f"{credits_text(limit.remaining)} left, resets {limit.resets_at}",
                 )
             )
         return lines

@@ -9,31 +9,40 @@ waiting, never the generation.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from IPython.core.error import StdinNotImplementedError
 from IPython.display import display
 
+from mediagen.client import (
+    Asset,
+    Client,
+    Estimate,
+    Generation,
+    MediagenError,
+    UploadTicket,
+    _models,
+)
+from mediagen.client._submit import new_idempotency_key
 from mediagen.display._progress import (
     Progress,
     format_seconds,
     generation_callback,
     generation_message,
 )
-from mediagen.magics import _service as mc
 from mediagen.magics import _settings as settings
 from mediagen.magics._cell_line import MagicUsageError, parse_cell_line
 from mediagen.magics._display import EstimateView, Notice, credits_text
 from mediagen.magics._request import build_request, choose_model, prompt_field
 from mediagen.magics._session import MagicSession
-from mediagen.wire._fields import read_field
 
 
 def run_cell(magics: MagicSession, line: str, cell: str) -> Any:
     """The cell magic: the line names the kind and fields, the body is the prompt."""
     options = parse_cell_line(line)
     client = magics.client
-    entries = mc.list_models(client, options.kind)
+    entries = list_models(client, options.kind)
     default = magics.default_models.get(options.kind)
     entry = choose_model(options.kind, entries, options.model, default)
 
@@ -41,17 +50,17 @@ def run_cell(magics: MagicSession, line: str, cell: str) -> Any:
         return _resolve_asset(magics, name, value)
 
     request = build_request(entry, options, cell, resolve_asset=resolve_asset, lookup=magics.lookup)
-    estimate = mc.estimate(client, request)
+    estimate = client.models.estimate_request(request)
     display(EstimateView(request, estimate, prompt_field(entry)))
     refusal = _refusal(estimate)
     if refusal:
         display(Notice(f"Not submitted: {refusal}.", "error"))
         return None
-    note = mc.forecast_note(client, request)
+    note = _forecast_note(client, request)
     if note:
         display(Notice(note, "info"))
-    price = read_field(estimate, "credits_after_discount")
-    needs_consent = price is not None and float(price) > magics.threshold()
+    price = estimate.credits_after_discount
+    needs_consent = price is not None and price > magics.threshold()
     if needs_consent and not options.yes and not _confirm(magics, price):
         display(Notice("Not submitted; nothing was spent.", "info"))
         return None
@@ -60,7 +69,7 @@ def run_cell(magics: MagicSession, line: str, cell: str) -> Any:
         return None
     magics.bind(options.output_name, generation)
     if not options.wait:
-        gen_id = read_field(generation, "id")
+        gen_id = generation.id
         target = f" -o {options.output_name}" if options.output_name else ""
         display(
             Notice(
@@ -73,11 +82,36 @@ def run_cell(magics: MagicSession, line: str, cell: str) -> Any:
     return wait_and_show(magics, generation, options.output_name)
 
 
-def _refusal(estimate: Any) -> str | None:
+def list_models(client: Client, kind: str | None = None) -> list[dict[str, Any]]:
+    """Catalog entries of ``kind`` (or all), as the service's JSON: the request is built and
+    checked from the catalog's own words."""
+    models = client.models.list(type=kind) if kind else client.models.list()
+    return [m.to_dict() for m in models if kind is None or m.type == kind]
+
+
+def _forecast_note(client: Client, request: Mapping[str, Any]) -> str | None:
+    """How long this request will likely take and how often it fails, from the user's own
+    history (``mediagen.history``); None when the store cannot be read (the purchase goes on)."""
+    from mediagen import history
+
+    try:
+        return history.request_note(client, request)
+    except (MediagenError, OSError):
+        return None
+
+
+def expected_seconds(client: Client, generation: Generation) -> float | None:
+    """How long this generation's model usually takes for this user (``mediagen.history``)."""
+    from mediagen import history
+
+    return history.expected_seconds(client, generation.model, generation.mode)
+
+
+def _refusal(estimate: Estimate) -> str | None:
     """Why the service would refuse this request (said before anything is sent), or None."""
-    if read_field(estimate, "allowed") is False:
+    if estimate.allowed is False:
         return "this model is not available on your plan"
-    if read_field(estimate, "can_afford") is False:
+    if estimate.can_afford is False:
         return "the balance does not cover this estimate"
     return None
 
@@ -93,21 +127,25 @@ def _resolve_asset(magics: MagicSession, name: str, value: Any) -> str:
         path = os.path.expanduser(value)
         if os.path.isfile(path):
             with Progress(f"Uploading {os.path.basename(path)}", unit="file") as bar:
-                asset_id = mc.upload(magics.client, path)
-                bar.update(1, message=asset_id)
-            return asset_id
+                uploaded = magics.client.uploads.upload(path).asset_id
+                bar.update(1, message=uploaded)
+            return uploaded
         raise MagicUsageError(
             f"--{name}: {value!r} is not an asset id, a file, or a variable holding a "
             "generation or an output"
         )
-    if read_field(value, "outputs") is not None:  # a Generation: its first output
-        if read_field(value, "status") != "completed" or not read_field(value, "outputs"):
+    if isinstance(value, _models.Generation):  # its first output
+        if value.status != "completed" or not value.outputs:
             raise MagicUsageError(
-                f"--{name}: generation {read_field(value, 'id')} is "
-                f"{read_field(value, 'status')}; only a completed one has outputs to use"
+                f"--{name}: generation {value.id} is {value.status}; only a completed one has "
+                "outputs to use"
             )
-        value = read_field(value, "outputs")[0]
-    asset_id = read_field(value, "asset_id")
+        value = value.outputs[0]
+    asset_id: Any = None
+    if isinstance(value, (_models.GenerationOutput, Asset, UploadTicket)):
+        asset_id = value.asset_id
+    elif isinstance(value, Mapping):  # an asset as the service's JSON
+        asset_id = value.get("asset_id")
     if not asset_id:
         raise MagicUsageError(f"--{name}: {type(value).__name__} has no asset_id")
     return str(asset_id)
@@ -134,12 +172,14 @@ def _confirm(magics: MagicSession, price: Any) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-def submit(magics: MagicSession, kind: str, request: dict[str, Any], name: str | None) -> Any:
+def submit(
+    magics: MagicSession, kind: str, request: dict[str, Any], name: str | None
+) -> Generation | None:
     """Submit with a fresh idempotency key, kept until the service answers."""
-    key = mc.new_idempotency_key()
+    key = new_idempotency_key()
     magics.unconfirmed[key] = (kind, request)
     try:
-        generation = mc.submit(magics.client, kind, request, key)
+        generation = magics.client.resource(kind).create(**request, idempotency_key=key)
     except KeyboardInterrupt:
         target = f" -o {name}" if name else ""
         display(
@@ -155,7 +195,7 @@ def submit(magics: MagicSession, kind: str, request: dict[str, Any], name: str |
     return generation
 
 
-def resubmit(magics: MagicSession, key: str) -> Any:
+def resubmit(magics: MagicSession, key: str) -> Generation:
     """Repeat an interrupted submit with its own key: the service answers with the one job."""
     if key not in magics.unconfirmed:
         raise MagicUsageError(
@@ -163,29 +203,27 @@ def resubmit(magics: MagicSession, key: str) -> Any:
             "see `%mediagen pending` for generations still running"
         )
     kind, request = magics.unconfirmed[key]
-    generation = mc.submit(magics.client, kind, request, key)
+    generation = magics.client.resource(kind).create(**request, idempotency_key=key)
     magics.unconfirmed.pop(key, None)
     return generation
 
 
-def wait_and_show(magics: MagicSession, generation: Any, name: str | None) -> Any:
+def wait_and_show(magics: MagicSession, generation: Generation, name: str | None) -> Any:
     """Wait in the foreground with live progress; an interrupt leaves the job running."""
     latest = [generation]
-    model = read_field(generation, "model")
-    expected = mc.expected_seconds(magics.client, generation)
-    bar = Progress(f"Generation {model}", expected=expected)
+    expected = expected_seconds(magics.client, generation)
+    bar = Progress(f"Generation {generation.model}", expected=expected)
     show_progress = generation_callback(bar)
 
-    def on_poll(polled: Any, *args: Any, **kwargs: Any) -> None:
+    def on_poll(polled: Generation) -> None:
         latest[0] = polled
         show_progress(polled)
 
     try:
-        final = mc.wait(
-            magics.client,
+        final = magics.client.generations.wait(
             generation,
-            on_poll=on_poll,
             timeout=settings.wait_timeout,
+            on_update=on_poll,
             poll_interval=settings.wait_poll_interval,
         )
     except KeyboardInterrupt:
@@ -199,10 +237,10 @@ def wait_and_show(magics: MagicSession, generation: Any, name: str | None) -> An
         raise
     bar.close(
         f"{generation_message(final)} in {format_seconds(bar.elapsed)}",
-        ok=read_field(final, "status") == "completed",
+        ok=final.status == "completed",
     )
     magics.bind(name, final)
-    if read_field(final, "status") == "failed":
+    if final.status == "failed":
         display(Notice(_failed_text(final), "error"))
     return show(final, name)
 
@@ -215,17 +253,17 @@ def show(generation: Any, name: str | None) -> Any:
     return generation
 
 
-def _failed_text(generation: Any) -> str:
-    error = read_field(generation, "error")
+def _failed_text(generation: Generation) -> str:
+    error = generation.error
+    code, message = (None, None) if error is None else (error.code, error.message)
     return (
-        f"Generation {read_field(generation, 'id')} failed: {read_field(error, 'code')}: "
-        f"{read_field(error, 'message')}. Nothing was charged (the reservation was returned)."
+        f"Generation {generation.id} failed: {code}: {message}. Nothing was charged (the "
+        "reservation was returned)."
     )
 
 
-def _interrupted_text(generation: Any, name: str | None) -> str:
-    gen_id = read_field(generation, "id")
-    status = read_field(generation, "status")
+def _interrupted_text(generation: Generation, name: str | None) -> str:
+    gen_id, status = generation.id, generation.status
     bound = f" {name} holds it as last seen ({status})." if name else ""
     target = f" -o {name}" if name else ""
     return (

@@ -13,6 +13,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 from traitlets import Bool, Dict, Float, Unicode
 
+from mediagen.client import Client
 from mediagen.magics import _commands, _generate
 from mediagen.magics import _settings as settings
 from mediagen.magics._cell_line import MagicUsageError
@@ -42,17 +43,15 @@ class MediagenMagics(Magics):
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
-        self._own_client: Any = None
+        self._own_client: Client | None = None
         #: idempotency key -> (kind, request) of submits interrupted before an answer
         self.unconfirmed: dict[str, tuple[str, dict[str, Any]]] = {}
 
     @property
-    def client(self) -> Any:
+    def client(self) -> Client:
         if settings._client is not None:
             return settings._client
         if self._own_client is None:
-            from mediagen.client import Client
-
             try:
                 self._own_client = Client()
             except Exception as exc:  # the client says what is missing (never the key itself)

@@ -6,7 +6,10 @@ sit below ``_magics``, which calls them, instead of naming its class.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from mediagen.client import Client
 
 
 class MagicSession(Protocol):
@@ -16,7 +19,7 @@ class MagicSession(Protocol):
     unconfirmed: dict[str, tuple[str, dict[str, Any]]]
 
     @property
-    def client(self) -> Any: ...
+    def client(self) -> Client: ...
 
     @property
     def ask(self) -> bool: ...

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 # Paths (the spec's).
 SUBMIT_PATHS = {"video": "/v1/videos", "image": "/v1/images", "audio": "/v1/audio"}
+#: the client's resource of each kind's submit endpoint (``client.resource(kind)``)
+KIND_RESOURCES = {"video": "videos", "image": "images", "audio": "audio"}
 GENERATION_PATH = "/v1/generations/{generation_id}"
 GENERATIONS_PATH = "/v1/generations"
 MODELS_PATH = "/v1/models"

@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
     from mediagen.client import Client, Generation
 
-#: the client resource that submits each kind of model
 #: rows submitted ahead of the watch; two chunks' generations are held at most
 CHUNK = 400
 

@@ -8,12 +8,15 @@ never loads pandas.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from mediagen._extras import TABLES, require
 from mediagen.datasets import _plan
+
+if TYPE_CHECKING:
+    from mediagen.client import Client
 
 NAME = "mediagen"
 
@@ -24,12 +27,12 @@ class MediagenAccessor:
     def __init__(self, frame: pd.DataFrame) -> None:
         self._frame = frame
 
-    def plan(self, client: Any = None, **options: Any) -> _plan.Plan:
+    def plan(self, client: Client | None = None, **options: Any) -> _plan.Plan:
         """``mediagen.datasets.plan(df, ...)``: check and price every row; nothing is sent."""
         require("notebook", "df.mediagen", TABLES)
         return _plan.plan(self._frame, client, **options)
 
-    def generate(self, client: Any = None, **options: Any) -> pd.DataFrame:
+    def generate(self, client: Client | None = None, **options: Any) -> pd.DataFrame:
         """``mediagen.datasets.generate(df, ...)``: plan and run in one call."""
         require("notebook", "df.mediagen", TABLES)
         return _plan.generate(self._frame, client, **options)

@@ -18,10 +18,13 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from mediagen.client import AsyncClient, Client
 
 #: Fewer settled generations than this in a group and it gets no forecast.
 MIN_SAMPLES = 5
@@ -128,7 +131,7 @@ def forecast_batch(
 
 def forecast(
     requests: Iterable[Mapping[str, Any]] | Mapping[str, Any],
-    client: Any,
+    client: Client | AsyncClient,
     *,
     count: int | None = None,
     submit_rate: float | None = None,
@@ -146,7 +149,7 @@ NO_HISTORY_NOTE = (
 )
 
 
-def batch_note(client: Any, items: list[Any]) -> str | None:
+def batch_note(client: Client | AsyncClient, items: list[Any]) -> str | None:
     """The forecast line printed under a batch's estimate (``client.submit_batch``).
 
     It reads the local history store, synced first when one exists (cheap: only what is new);
@@ -161,7 +164,9 @@ def batch_note(client: Any, items: list[Any]) -> str | None:
     return "Forecast: " + forecast(requests, sync_client).summary()
 
 
-def request_note(client: Any, request: Mapping[str, Any], *, sync: bool = True) -> str:
+def request_note(
+    client: Client | AsyncClient, request: Mapping[str, Any], *, sync: bool = True
+) -> str:
     """The forecast line shown beside one request's exact price, before it is paid (the
     magics' confirmation, the studio's estimate).
 
@@ -177,7 +182,9 @@ def request_note(client: Any, request: Mapping[str, Any], *, sync: bool = True) 
     return "Forecast: " + forecast_batch([request], rows).summary()
 
 
-def expected_seconds(client: Any, model: str | None, mode: str | None = None) -> float | None:
+def expected_seconds(
+    client: Client | AsyncClient, model: str | None, mode: str | None = None
+) -> float | None:
     """How long one generation of ``model`` usually takes for this user (a progress display's
     scale), or None when nothing says.
 
@@ -220,7 +227,7 @@ def _model_rows(store: Any, model: str) -> pd.DataFrame:
 _rows_cache: dict[tuple[Any, ...], pd.DataFrame] = {}
 
 
-def _store_of(client: Any) -> Any:
+def _store_of(client: Client | AsyncClient) -> Any:
     """The client's history store when it holds settled generations, else None."""
     from mediagen.history._store import store_for
 

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -55,6 +55,9 @@ from mediagen.history._frame import (
 )
 from mediagen.history._pages import ITEM, STORED_SCHEMA, Page, stored_table
 
+if TYPE_CHECKING:
+    from mediagen.client import AsyncClient, Client
+
 #: Bumped when the files' layout changes; a store of another version is rebuilt.
 STORE_VERSION = 1
 #: Columns kept on disk: the service's. Journal columns are joined on read (they can change).
@@ -71,7 +74,7 @@ class SyncResult:
     resumed: bool
 
 
-def default_root(client: Any) -> Path:
+def default_root(client: Client | AsyncClient) -> Path:
     """``<cache_dir>/history/<host>-<key id>``: one store per service and key owner."""
     config = client._config
     digest = hashlib.sha256(str(config.base_url).encode()).hexdigest()[:10]
@@ -85,7 +88,7 @@ class HistoryStore:
         self.root = Path(root).expanduser()
 
     @classmethod
-    def for_client(cls, client: Any) -> HistoryStore:
+    def for_client(cls, client: Client | AsyncClient) -> HistoryStore:
         """The store of ``client``'s service and key, under its cache folder."""
         return cls(default_root(client))
 
@@ -183,7 +186,7 @@ class HistoryStore:
 
     def sync(
         self,
-        client: Any,
+        client: Client | AsyncClient,
         *,
         chunk_pages: int = 100,
         on_page: Callable[[Page], Any] | None = None,
@@ -192,8 +195,11 @@ class HistoryStore:
 
         Two steps: every generation created after the newest one stored (page by page, saved
         every ``chunk_pages`` pages), then the ones that were pending last time: one list query
-        for those still pending and a single GET for each that has settled since.
+        for those still pending and a single GET for each that has settled since. A sync
+        blocks (it writes files as it goes): an ``AsyncClient`` is read through its blocking
+        twin.
         """
+        client = client._sync_twin()
         self.root.mkdir(parents=True, exist_ok=True)
         self._remove_temporaries()
         state = self._state()
@@ -238,7 +244,7 @@ class HistoryStore:
         return self._finish(resume, fetched + refreshed, stored + stored_late, resumed)
 
     def _pages(
-        self, client: Any, since: str | None, cursor: str | None, **filters: Any
+        self, client: Client | AsyncClient, since: str | None, cursor: str | None, **filters: Any
     ) -> Iterator[tuple[Page, str | None]]:
         """(page, cursor of the page after it or None at the end), from ``cursor`` on."""
         params = {**filters, "created_after": since} if since is not None else filters
@@ -277,7 +283,7 @@ class HistoryStore:
             self._write_table(self.root / "open-next.parquet", table_of(merged))
         return settled.num_rows
 
-    def _refresh_pending(self, client: Any) -> tuple[int, int]:
+    def _refresh_pending(self, client: Client) -> tuple[int, int]:
         """The generations pending at the last sync and older than this one's window.
 
         One list query (``status=pending``) tells which are still pending; each of the others
@@ -483,16 +489,18 @@ def _discard(path: Path) -> None:
         path.unlink()
 
 
-def store_for(client: Any) -> HistoryStore | None:
+def store_for(client: object) -> HistoryStore | None:
     """The client's history store, or None for what has no cache folder of its own (a page
     source, a stand-in): those are read from the service directly."""
-    if getattr(client, "_config", None) is None:
+    from mediagen.client import AsyncClient, Client
+
+    if not isinstance(client, (Client, AsyncClient)):
         return None
     return HistoryStore.for_client(client)
 
 
 def stored_frame(
-    client: Any,
+    client: Client | AsyncClient,
     *,
     sync: bool = True,
     rebuild: bool = False,
@@ -531,7 +539,13 @@ def _filtered(frame: pd.DataFrame, params: Mapping[str, Any]) -> pd.DataFrame:
     return frame[keep].reset_index(drop=True)
 
 
-def sql(query: str, client: Any = None, *, store: HistoryStore | None = None, sync: bool = True):
+def sql(
+    query: str,
+    client: Client | AsyncClient | None = None,
+    *,
+    store: HistoryStore | None = None,
+    sync: bool = True,
+):
     """Answer SQL over the history store's ``generations`` view (DuckDB), as a DataFrame.
 
     Nothing is loaded into memory but the answer, so this works on histories larger than RAM:

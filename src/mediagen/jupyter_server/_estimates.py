@@ -11,7 +11,10 @@ the page keeps saying "reserved" without a figure.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mediagen.client import AsyncClient
 
 #: the parts of a mode's ``price`` through which the request's own fields change the price
 _CHOSEN_BY_THE_REQUEST = ("by", "multipliers", "count", "duration", "duration_from", "derive",
@@ -32,7 +35,7 @@ def priced_by_reported_fields(catalog: Any, request: Mapping[str, Any]) -> bool:
     return bool(price) and not any(price.get(part) for part in _CHOSEN_BY_THE_REQUEST)
 
 
-async def estimate_of(client: Any, gen: Any) -> float | None:
+async def estimate_of(client: AsyncClient, gen: Any) -> float | None:
     """Credits the estimate endpoint quotes for ``gen``'s reported fields, or None when those
     fields do not decide the price, or the service will not quote them (the model gone from
     the catalog, the plan no longer allowed it, the fields refused). A refusal is an answer

@@ -29,13 +29,16 @@ import datetime as dt
 import os
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from mediagen.client._wait import intervals
 from mediagen.jupyter_server import _rows
 from mediagen.jupyter_server._estimates import estimate_of
+
+if TYPE_CHECKING:
+    from mediagen.client import AsyncClient
 
 ENV_LIMIT_DAILY = "MEDIAGEN_SPEND_LIMIT_DAILY"
 ENV_LIMIT_WEEKLY = "MEDIAGEN_SPEND_LIMIT_WEEKLY"
@@ -221,7 +224,7 @@ class Feed:
             await client.aclose()
             await http.aclose()
 
-    async def _poll(self, client: Any) -> None:
+    async def _poll(self, client: AsyncClient) -> None:
         now = self._clock()
         next_list = next_credits = next_spend = now
         due: dict[str, tuple[float, Any]] = {}  # running id -> (when, its interval schedule)
@@ -273,7 +276,7 @@ class Feed:
                 await asyncio.sleep(pause)
 
     async def _refresh_list(
-        self, client: Any, due: dict[str, tuple[float, Any]]
+        self, client: AsyncClient, due: dict[str, tuple[float, Any]]
     ) -> tuple[bool, bool]:
         """The newest page: (whether a row changed, whether a charge came that today's spend
         did not count yet)."""
@@ -296,7 +299,7 @@ class Feed:
                 due[gen.id] = (self._clock() + next(steps), steps)
         return changed, settled
 
-    async def _refresh_one(self, client: Any, gen_id: str) -> bool:
+    async def _refresh_one(self, client: AsyncClient, gen_id: str) -> bool:
         gen = await client.generations.get(gen_id)
         self.generations[gen_id] = gen
         if gen.status != "pending":
@@ -304,7 +307,7 @@ class Feed:
             self._count_settled(gen)
         return gen.status != "pending"
 
-    async def _estimate_running(self, client: Any) -> bool:
+    async def _estimate_running(self, client: AsyncClient) -> bool:
         """Quote each running job once (cached by id); True when a quote was added."""
         added = False
         for gen in list(self.generations.values()):
@@ -313,11 +316,11 @@ class Feed:
                 added = True
         return added
 
-    async def _refresh_credits(self, client: Any) -> None:
+    async def _refresh_credits(self, client: AsyncClient) -> None:
         self._balance = await client.credits.get()
         self._show_credits()
 
-    async def _refresh_spend(self, client: Any) -> bool:
+    async def _refresh_spend(self, client: AsyncClient) -> bool:
         """Sum the charges of every generation created today (all pages); True if it moved."""
         today = _rows.start_of_today()
         created = [g async for g in client.generations.list(created_after=today)]  # 100 a page

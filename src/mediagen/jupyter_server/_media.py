@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mediagen.client import AsyncClient
 
 
 class MediaCache:
@@ -19,7 +22,7 @@ class MediaCache:
     def __init__(self) -> None:
         self._paths: dict[tuple[str, int], Path] = {}
         self._pending: dict[tuple[str, int], asyncio.Future[Path]] = {}
-        self._client: Any = None
+        self._client: AsyncClient | None = None
 
     async def path(self, generation_id: str, index: int) -> Path:
         key = (generation_id, index)

@@ -34,7 +34,7 @@ from typing import Any
 
 import traitlets
 
-from mediagen.client import Budget
+from mediagen.client import Budget, Client
 from mediagen.client import budget as budget_scope
 from mediagen.client._submit import new_idempotency_key
 from mediagen.display import _html
@@ -85,7 +85,7 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         settings: Any = None,
         *,
         models: Any = None,
-        client: Any = None,
+        client: Client | None = None,
         service: Service | None = None,
         run: bool = False,
         budget: Budget | float | None = None,
@@ -443,7 +443,7 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         return path
 
     @classmethod
-    def load(cls, path: str | Path, client: Any = None, **options: Any) -> Compare:
+    def load(cls, path: str | Path, client: Client | None = None, **options: Any) -> Compare:
         """A saved grid, back as it was: nothing is priced or run again, winners included."""
         records = _compare_store.read(path)
         prompts, settings = _compare_store.axes(records)
@@ -563,7 +563,12 @@ def columns_given(settings: Any, models: Any) -> Any:
 
 
 def compare(
-    rows: Any, settings: Any = None, client: Any = None, *, models: Any = None, **options: Any
+    rows: Any,
+    settings: Any = None,
+    client: Client | None = None,
+    *,
+    models: Any = None,
+    **options: Any,
 ) -> Compare:
     """``mediagen.compare(prompts, models=["pixel-1", "pixel-pro"])``: the priced grid (see
     module); the columns may also come second, or as ``settings=``."""

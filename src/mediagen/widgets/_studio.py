@@ -23,7 +23,7 @@ from typing import Any
 
 import ipywidgets
 
-from mediagen.client import MediagenError
+from mediagen.client import Client, MediagenError
 from mediagen.display import _html
 from mediagen.widgets import _tasks
 from mediagen.widgets._service import Service
@@ -48,7 +48,7 @@ class Studio(StaticFallback, ipywidgets.VBox):
 
     def __init__(
         self,
-        client: Any = None,
+        client: Client | None = None,
         *,
         service: Service | None = None,
         poll_interval: float = 2.0,
@@ -270,6 +270,6 @@ def _created(generation: Any) -> str:
     return created.isoformat() if hasattr(created, "isoformat") else str(created or "")
 
 
-def studio(client: Any = None, **options: Any) -> Studio:
+def studio(client: Client | None = None, **options: Any) -> Studio:
     """A working studio in one cell: ``mediagen.studio()`` (key from ``MEDIAGEN_API_KEY``)."""
     return Studio(client, **options)

@@ -9,7 +9,7 @@ never show two different balances, and "affordable" is always judged against tha
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import traitlets
 
@@ -19,6 +19,9 @@ from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._service import Service
 from mediagen.widgets._snapshot import StaticFallback, plural
 from mediagen.wire._fields import read_field
+
+if TYPE_CHECKING:
+    from mediagen.client import AsyncClient, Client
 
 
 class Balance(traitlets.HasTraits):
@@ -123,7 +126,7 @@ class CreditMeter(StaticFallback, MediagenWidget):
         return " · ".join(parts)
 
 
-def spend_limits(client: Any) -> list[dict[str, Any]]:
+def spend_limits(client: Client | AsyncClient | None) -> list[dict[str, Any]]:
     """The spend limits set on ``client`` (``Client(budget=...)``), for the meter."""
     from mediagen.client import Budget, SpendLimit
 

@@ -32,6 +32,29 @@ def _service_ids(client) -> set[str]:
     return set(client.generations.to_dataframe(store=False)["id"])
 
 
+def test_an_async_client_syncs_and_answers_sql_through_its_blocking_twin(sandbox, tenant, tmp_path):
+    """The sync writes files as it goes and blocks; given an ``AsyncClient`` (whose calls are
+    coroutines) it reads through the client's blocking twin: a settled job of the pending set
+    is fetched again, not a coroutine stored."""
+    import asyncio
+
+    async def main() -> tuple[int, int]:
+        async with mediagen.AsyncClient(
+            api_key=tenant.api_key, base_url=sandbox.base_url, cache_dir=tmp_path / "cache"
+        ) as aclient:
+            slow = await aclient.images.create(model="pixel-1", prompt="going [[slow:1]]")
+            store = HistoryStore.for_client(aclient)
+            first = store.sync(aclient)
+            await aclient.generations.wait(slow, timeout=60, poll_interval=0.1)
+            second = store.sync(aclient)  # the pending one settled: fetched by id
+            counted = sql("SELECT count(*) AS n FROM generations", aclient)
+            return first.pending, int(counted["n"].iloc[0]) + second.pending
+
+    pending_before, rows_and_pending_after = asyncio.run(main())
+    assert pending_before == 1
+    assert rows_and_pending_after == 1  # one row, nothing pending any more
+
+
 def test_a_second_sync_fetches_only_what_is_new_and_pending_rows_settle(sandbox, tenant, client):
     sandbox.admin.seed_generations(
         tenant.member_id, 250, completed_fraction=0.8, failed_fraction=0.2

@@ -79,32 +79,6 @@ class FinalOutputs:
                 return held
 
 
-#: markers of the files that take the longest (a notebook's cells too): they start first
-LONG = ("docs", "release", "browser", "cluster")
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest files first, each file's tests kept together and in order.
-
-    The suite runs a file per worker (``--dist loadfile``) in this order; a long file handed
-    out last would keep one worker busy while the others sit idle, so the docs build, the
-    release, the browser journeys, the clusters and the notebooks go first, then the files
-    marked ``slow``, then the rest."""
-
-    def weight(item: pytest.Item) -> int:
-        if Path(str(item.fspath)).suffix == ".ipynb" or any(
-            item.get_closest_marker(name) for name in LONG
-        ):
-            return 0
-        return 1 if item.get_closest_marker("slow") else 2
-
-    files: dict[str, int] = {}
-    for item in items:
-        key = str(item.fspath)
-        files[key] = min(files.get(key, 2), weight(item))
-    items.sort(key=lambda item: files[str(item.fspath)])
-
-
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if _state["sandbox"] is not None:
         _state["sandbox"].stop()  # type: ignore[attr-defined]

@@ -76,7 +76,7 @@ nitpick_ignore_regex = [
      r"Awaitable|Coroutine|Hashable|Literal|Self|TracebackType|DataFrame|Series|Figure|Axes|"
      r"ClientT|BlockingT|AwaitingT|T|R|ParamSpec|Generic|Protocol|TypeVar|NoneType|StructType|"
      # internal types named bare in a signature (the journal, the catalog's rules, a row hook)
-     r"Journal|Catalog|OnRow|MediaItem)"),
+     r"Journal|Catalog|OnRow|MediaItem|Page)"),
     # a generic spelled in a string annotation, cut at its comma by the signature parser
     ("py:.*", r"'?\w+\[.*"),
     ("py:.*", r"t\.\w+"),

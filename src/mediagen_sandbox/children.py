@@ -29,11 +29,17 @@ def process_pool(workers: int, niceness: int) -> ProcessPoolExecutor:
 def stop_pool(pool: ProcessPoolExecutor) -> None:
     """Cancel what is queued and end the processes now (work in progress is redone later)."""
     workers = list(getattr(pool, "_processes", {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for worker in workers:
         worker.terminate()
     for worker in workers:
         worker.join(timeout=5)
+    # The pool's manager thread closes its wake-up pipe as it ends; the interpreter's exit
+    # writes to that pipe unless it is closed already, and a close racing the write is an
+    # EBADF traceback on a clean stop. Let the thread finish first.
+    if manager is not None:
+        manager.join(timeout=5)
 
 
 def _start_child(niceness: int) -> None:

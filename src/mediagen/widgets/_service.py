@@ -173,8 +173,12 @@ class Service:
 
     async def local_copy(self, output: Any) -> Path:
         """The output's bytes on this machine (downloaded into the client's cache if needed)."""
-        kept = getattr(output, "local_path", None)
-        if kept is not None and kept.is_file():
+        # a client's output knows its cached copy; an output as JSON may name one
+        if isinstance(output, Mapping):
+            kept = output.get("local_path")
+        else:
+            kept = getattr(output, "local_path", None)
+        if kept and Path(kept).is_file():  # noqa: ASYNC240 (one stat of a local file)
             return Path(kept)
         download = getattr(output, "download", None)
         if callable(download):

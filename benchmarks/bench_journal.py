@@ -35,8 +35,8 @@ def main() -> None:
     args = parser.parse_args()
 
     import mediagen
-    from mediagen.client import _journal_compaction as compaction
-    from mediagen.client._journal import Journal, settled_path
+    from mediagen.local import _compaction as compaction
+    from mediagen.local._journal import Journal, settled_path
     from mediagen_sandbox.testing import running_sandbox
 
     with running_sandbox(speed=0) as sandbox, tempfile.TemporaryDirectory() as cache:

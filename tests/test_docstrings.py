@@ -23,8 +23,8 @@ MODULES = {
 }
 #: the resources a client hands out (client.images, client.generations, ...)
 RESOURCES = [
-    f"mediagen.client.{module}.{prefix}{name}"
-    for module, prefix in (("_sync_resources", ""), ("_async_resources", "Async"))
+    f"mediagen.client._resources.{prefix}{name}"
+    for prefix in ("", "Async")
     for name in (
         "Images",
         "Videos",

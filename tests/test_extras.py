@@ -88,7 +88,7 @@ def test_tables_without_pyarrow_name_the_notebook_extra(monkeypatch, sandbox, te
     client.generations.to_dataframe(store=False)  # with pyarrow: a table
     frame = pd.DataFrame({"caption": ["a teapot"]})
     _hide(monkeypatch, "pyarrow")
-    monkeypatch.setattr("mediagen.client._history_hook._builder", None)
+    monkeypatch.setattr("mediagen.client._hooks._history_builder", None)
     with pytest.raises(mg.MissingExtraError) as raised:
         client.generations.to_dataframe()
     _one_line(raised.value, "client.generations.to_dataframe()", "notebook", "pyarrow")

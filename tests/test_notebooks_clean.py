@@ -91,5 +91,5 @@ def test_the_check_catches_a_leak():
     assert any(f.startswith("secret-looking text mgsk_") for f in found)
     assert any(f.startswith("secret-looking text Bearer") for f in found)
     assert problems({"metadata": {}}, '{"text": "balance 880"}') == []
-    traceback = f'"File {NOTEBOOKS.parent}/src/mediagen/client/_sync.py:128"'
+    traceback = f'"File {NOTEBOOKS.parent}/src/mediagen/client/_drivers.py:128"'
     assert any(f.startswith("an absolute local path") for f in problems({}, traceback))

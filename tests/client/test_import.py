@@ -23,20 +23,22 @@ HEAVY = (
 )
 
 #: every module ``import mediagen; mediagen.Client()`` loads beyond what ``import httpx;
-#: httpx.Client()`` loads: the client's settings, its retry policy, its driver and the module
-#: declaring it beside its asyncio twin (whose driver loads, not asyncio). Batches, uploads,
-#: models, the journal and the resources load on the client's first call.
+#: httpx.Client()`` loads: the client's settings, its requests and retry policy (with the
+#: wire names they use), its driver (beside its asyncio twin's, which loads no asyncio) and
+#: the module declaring the two clients. Batches, uploads, models, the journal and the
+#: resources load on the client's first call.
 CLIENT_STARTUP = {
     "mediagen",
     "mediagen._version",
     "mediagen.client",
-    "mediagen.client._async",
+    "mediagen.client._drivers",
     "mediagen.client._base",
     "mediagen.client._clients",
     "mediagen.client._config",
     "mediagen.client._errors",
-    "mediagen.client._retry",
-    "mediagen.client._sync",
+    "mediagen.client._requests",
+    "mediagen.wire",
+    "mediagen.wire._names",
 }
 
 
@@ -98,7 +100,7 @@ def test_a_first_client_loads_only_what_constructing_it_needs(tmp_path):
         tmp_path,
     )
     assert set(loaded) <= CLIENT_STARTUP, sorted(set(loaded) - CLIENT_STARTUP)
-    assert "mediagen.client._sync" in loaded  # the set is what a client needs, not less
+    assert "mediagen.client._drivers" in loaded  # the set is what a client needs, not less
 
 
 def test_a_client_loads_the_rest_on_its_first_call(sandbox, tenant, tmp_path):
@@ -111,7 +113,7 @@ def test_a_client_loads_the_rest_on_its_first_call(sandbox, tenant, tmp_path):
         "loaded = set(sys.modules) - before",
         tmp_path,
     )
-    assert {"mediagen.client._sync_resources", "mediagen.client._submit"} <= set(loaded)
+    assert {"mediagen.client._resources", "mediagen.client._submit"} <= set(loaded)
 
 
 def test_the_lazy_names_come_from_the_modules_type_checkers_read():

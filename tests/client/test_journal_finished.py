@@ -8,7 +8,7 @@ import json
 
 from client_helpers import example
 
-from mediagen.client._journal import Journal, make_record, settled_path
+from mediagen.local._journal import Journal, make_record, settled_path
 
 COMMON = {"service": "http://svc", "key_id": "key_x", "kind": "image"}
 

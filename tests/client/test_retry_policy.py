@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mediagen.client._retry import KeyGate, RetryPolicy, gate_for, parse_retry_after
+from mediagen.client._requests import KeyGate, RetryPolicy, gate_for, parse_retry_after
 
 POLICY = RetryPolicy(max_retries=5, base_delay=0.5, max_delay=4.0, max_retry_after=60)
 

@@ -3,7 +3,7 @@ test shell has no widget front end); unloaded, they are silent again."""
 
 from __future__ import annotations
 
-from mediagen.client import _progress_hook
+from mediagen.client import _hooks
 
 SETUP = """
 import mediagen
@@ -44,11 +44,11 @@ def test_wait_history_and_batch_show_progress_while_loaded(shell, tmp_path):
 
 
 def test_unloading_removes_the_reporter(shell):
-    assert _progress_hook._reporter is not None
+    assert _hooks._reporter is not None
     shell.ip.run_line_magic("unload_ext", "mediagen.extension")
     try:
-        assert _progress_hook._reporter is None
-        with _progress_hook.task("anything") as bar:
+        assert _hooks._reporter is None
+        with _hooks.progress("anything") as bar:
             assert bar is None
     finally:
         shell.ip.run_line_magic("load_ext", "mediagen.extension")

@@ -9,8 +9,8 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 import mediagen
-from mediagen.client._journal import Journal
 from mediagen.display._progress import Progress, expected_seconds, typical_seconds
+from mediagen.local._journal import Journal
 
 
 def test_a_pending_wait_without_history_draws_an_empty_bar_not_a_full_one():

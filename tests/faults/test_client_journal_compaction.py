@@ -15,10 +15,10 @@ import time
 import pytest
 
 import mediagen
-from mediagen.client import _journal_compaction as compaction
-from mediagen.client._journal import Journal, make_record, settled_path
 from mediagen.display._progress import expected_seconds
 from mediagen.history import journal_columns
+from mediagen.local import _compaction as compaction
+from mediagen.local._journal import Journal, make_record, settled_path
 
 NOW = dt.datetime(2026, 11, 26, 12, 0, tzinfo=dt.timezone.utc)
 SERVICE, KEY_ID = "http://svc", "key_x"
@@ -171,7 +171,7 @@ def test_compaction_starts_past_its_size_once_per_process_on_its_own_thread(tmp_
 
 WRITER = """
 import sys
-from mediagen.client._journal import Journal, make_record
+from mediagen.local._journal import Journal, make_record
 journal = Journal(sys.argv[1])
 for n in range(int(sys.argv[2])):
     journal.append(make_record("attempt", service="http://svc", key_id="key_x", kind="image",
@@ -201,8 +201,8 @@ def test_appends_from_another_process_during_compactions_are_never_lost(tmp_path
 
 COMPACTOR = """
 import sys
-from mediagen.client import _journal_compaction as compaction
-from mediagen.client._journal import Journal
+from mediagen.local import _compaction as compaction
+from mediagen.local._journal import Journal
 journal = Journal(sys.argv[1])
 print("ready", flush=True)
 compaction.compact(journal, keep_days=30)
@@ -255,7 +255,7 @@ def test_kill_9_mid_compaction_loses_nothing(tmp_path):
         assert _state(journal) == expected, f"trial {trial}: the kill lost records"
         compaction.compact(journal, keep_days=30)  # the next compaction finishes the job
         assert _state(Journal(path)) == expected
-        assert not list(where.glob(".journal.jsonl.compact-*"))
+        assert not list(where.glob(".journal.jsonl.part-*"))
     assert len(outcomes) > 1, f"every kill landed at the same point: {outcomes}"
 
 

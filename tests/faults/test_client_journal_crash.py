@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from mediagen.client._journal import Journal, make_record
+from mediagen.local._journal import Journal, make_record
 
 #: a request big enough that one record spans thousands of pages
 REPEATS = 800_000  # about 17 MB: writing one takes long enough to be killed inside
@@ -20,7 +20,7 @@ TRIALS = 12
 
 WRITER = """
 import sys
-from mediagen.client._journal import Journal, make_record
+from mediagen.local._journal import Journal, make_record
 journal = Journal(sys.argv[1])
 prompt = "a lighthouse at dusk, " * int(sys.argv[2])
 n = 0

@@ -230,7 +230,7 @@ def test_a_lost_attempt_that_never_arrived_is_looked_for_once(sandbox, tenant, r
     says so in the journal, and does not list the history for it again."""
     import datetime as dt
 
-    from mediagen.client._journal import make_record
+    from mediagen.local._journal import make_record
 
     record = make_record("attempt", service=client.base_url,
                          key_id=client._config.key_fingerprint, kind="image",

@@ -107,7 +107,7 @@ def journal_record(
     with_id: bool = True,
     **summary: Any,
 ) -> dict[str, Any]:
-    """A request-journal record (mediagen.client._journal's JSON lines shape) for ``gen``."""
+    """A request-journal record (mediagen.local._journal's JSON lines shape) for ``gen``."""
     after = None if estimate is None else round(estimate * (1 - discount / 100), 2)
     return {
         "v": 1,

@@ -18,7 +18,7 @@ from history_factory import FakeListEndpoint, generation
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mediagen.client._retry_plans import _answer
+from mediagen.client._transport import _answer
 from mediagen.history import frame_from_generations, generations_frame
 from mediagen.history._pages import (
     STORED_SCHEMA,

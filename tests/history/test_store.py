@@ -208,7 +208,7 @@ def test_a_sync_killed_at_random_points_resumes_without_torn_or_duplicated_rows(
         frame = store.frame()
         assert frame["id"].is_unique
         assert set(frame["id"]) == expected
-        assert not list(store.root.rglob(".tmp-*"))
+        assert not list(store.root.rglob(".*.part-*"))
     assert resumed >= 3  # killed mid-sync, not after it finished
 
 

@@ -15,7 +15,7 @@ import pandas as pd
 from typing_extensions import assert_type
 
 import mediagen as mg
-from mediagen.client._bound import AsyncGenerationList, GenerationList
+from mediagen.client._clients import AsyncGenerationList, GenerationList
 
 #: what an AsyncClient's calls give: a generation whose methods return coroutines
 AsyncGen = mg.Generation[mg.AsyncClient]

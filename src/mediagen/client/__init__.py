@@ -1,7 +1,7 @@
 """The wire client: ``Client`` (blocking) and ``AsyncClient`` over one sans-I/O core.
 
 Operations are written once as generators of effects (``_effects``); requests are built and
-responses parsed by pure functions (``_requests``); the retry policy is pure (``_retry``).
+responses parsed, and retries decided, by pure functions (``_requests``).
 ``Client`` and ``AsyncClient`` only perform the effects. Every name the spec leaves open lives
 in ``_wire``. Nothing here imports pandas, ipywidgets or IPython.
 
@@ -17,16 +17,16 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mediagen.client._bound import (
+    from mediagen.client._budget import Budget, SpendLimit, SpendLimitExceededError, budget
+    from mediagen.client._clients import (
+        AsyncClient,
         BatchItem,
         BatchResult,
+        Client,
         Generation,
         GenerationOutput,
     )
-    from mediagen.client._budget import Budget, SpendLimit, SpendLimitExceededError, budget
-    from mediagen.client._clients import AsyncClient, Client
     from mediagen.client._config import MissingAPIKeyError
-    from mediagen.client._download import DownloadError
     from mediagen.client._errors import (
         APIConnectionError,
         APIError,
@@ -60,6 +60,7 @@ if TYPE_CHECKING:
         ModelInfo,
         UploadTicket,
     )
+    from mediagen.client._transport import DownloadError
 
 #: the module of this package that defines each public name
 _HOMES = {
@@ -67,7 +68,7 @@ _HOMES = {
     "_budget": ("Budget", "SpendLimit", "SpendLimitExceededError", "budget"),
     "_clients": ("AsyncClient", "Client"),
     "_config": ("MissingAPIKeyError",),
-    "_download": ("DownloadError",),
+    "_transport": ("DownloadError",),
     "_errors": (
         "APIConnectionError",
         "APIError",

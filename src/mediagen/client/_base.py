@@ -11,17 +11,17 @@ from typing import TYPE_CHECKING, Any
 
 from mediagen._version import __version__
 from mediagen.client._config import ClientConfig, _Secret
-from mediagen.client._retry import RetryPolicy, gate_for
+from mediagen.client._requests import RetryPolicy, gate_for
 
 # The output cache, the journal, batches, budgets and the URL redaction of a repr load when
-# first used (see ``_sync``).
+# first used (see ``_drivers``).
 if TYPE_CHECKING:
     from mediagen.client._batch import BatchItem, BatchResult
     from mediagen.client._budget import Budget
-    from mediagen.client._download import OutputCache
     from mediagen.client._effects import Flow
-    from mediagen.client._journal import Journal
     from mediagen.client._models import Generation, GenerationOutput
+    from mediagen.local._cache import OutputCache
+    from mediagen.local._journal import Journal
 
 log = logging.getLogger("mediagen")
 
@@ -93,8 +93,8 @@ class BaseClient:
     @functools.cached_property
     def journal(self) -> Journal | None:
         """The request journal (None with ``journal=False``); opened on first use."""
-        from mediagen.client._journal import Journal
-        from mediagen.client._journal_compaction import compact_soon
+        from mediagen.local._compaction import compact_soon
+        from mediagen.local._journal import Journal
 
         path = self._config.journal_path
         journal = Journal(path) if path is not None else None
@@ -104,7 +104,7 @@ class BaseClient:
 
     @functools.cached_property
     def _cache(self) -> OutputCache:
-        from mediagen.client._download import OutputCache
+        from mediagen.local._cache import OutputCache
 
         return OutputCache(self._config.cache_dir)
 
@@ -126,14 +126,14 @@ class BaseClient:
         return self._budget
 
     def __repr__(self) -> str:
-        from mediagen.client._redact import shown_url
+        from mediagen.client._errors import shown_url
 
         return f"{type(self).__name__}(base_url={shown_url(self._config.base_url)!r})"
 
     def _save(
         self, generation: Generation[Any], directory: str | Path, timeout: float | None = None
     ) -> Flow[list[Path]]:
-        from mediagen.client._download import save_within
+        from mediagen.client._transport import save_within
 
         return save_within(self, generation, directory, timeout)
 
@@ -158,8 +158,8 @@ class BaseClient:
     def _download_output(
         self, output: GenerationOutput, target: str | Path | None, timeout: float | None = None
     ) -> Any:
-        from mediagen.client._deadline import within
-        from mediagen.client._download import download_output
+        from mediagen.client._effects import within
+        from mediagen.client._transport import download_output
 
         return self._run(within(download_output(self, output, target), timeout))
 
@@ -168,8 +168,8 @@ class BaseClient:
     def _journal_record(
         self, event, kind, body, key, generation, quote, inputs=None
     ) -> dict[str, Any]:
-        from mediagen.client._journal import make_record
-        from mediagen.client._redact import shown_url
+        from mediagen.client._errors import shown_url
+        from mediagen.local._journal import make_record
 
         return make_record(
             event,
@@ -265,9 +265,9 @@ class BaseClient:
 
 
 def _print_estimate(client: Any, total: float, items: list[Any]) -> None:
-    from mediagen.client import _batch, _estimate_notes
+    from mediagen.client import _batch, _hooks
 
     # shown to the notebook user on purpose: the price, then what higher layers add (forecasts)
     print(_batch.describe(total, items))
-    for line in _estimate_notes.lines(client, items):
+    for line in _hooks.estimate_notes(client, items):
         print(line)

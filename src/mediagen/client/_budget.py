@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextvars
-import json
 import math
 import numbers
 import os
@@ -12,9 +11,9 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from mediagen.client._errors import BudgetExceededError
+from mediagen.local import _ledger as ledger
 
 
 class Budget:
@@ -193,99 +192,26 @@ class SpendLimit(Budget):
 
     def reserve(self, credits: float) -> None:
         credits = credit_limit("the estimate", credits)
-        with self._lock, _locked(self.path) as handle:
-            entries = _read_entries(handle)
+        with self._lock, ledger.locked(self.path) as handle:
+            entries = ledger.read_entries(handle)
             now = self._clock()
             for window, limit in self.limits.items():
                 spent = sum(c for t, c in entries if t > now - WINDOWS[window])
                 remaining = round(limit - spent, 2)
                 if credits > remaining + 1e-9:
                     raise SpendLimitExceededError(credits, remaining, limit, window)
-            _append(handle, now, credits)
+            ledger.append_entry(handle, now, credits)
 
     def release(self, credits: float) -> None:
-        with self._lock, _locked(self.path) as handle:
-            _append(handle, self._clock(), -credits)
+        with self._lock, ledger.locked(self.path) as handle:
+            ledger.append_entry(handle, self._clock(), -credits)
 
     def _entries(self) -> list[tuple[float, float]]:
-        with self._lock, _locked(self.path) as handle:
-            return _read_entries(handle)
+        with self._lock, ledger.locked(self.path) as handle:
+            return ledger.read_entries(handle)
 
     def __repr__(self) -> str:
         shown = ", ".join(
             f"{w}: {self.spent_in(w):g} of {limit:g}" for w, limit in self.limits.items()
         )
         return f"SpendLimit({shown})"
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[Any]:
-    """The limit's file, opened for reading and appending, locked against other processes."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+", encoding="utf-8") as handle:
-        try:
-            import fcntl
-        except ImportError:  # Windows: one process at a time is all the lock can promise
-            yield handle
-            return
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield handle
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _read_entries(handle: Any) -> list[tuple[float, float]]:
-    """The file's reservations and releases, as (time, credits).
-
-    A line that is not JSON is torn by a crash mid-write: it reserved nothing that was sent,
-    and is skipped. Any other line must be one this class wrote: a time, and a finite number of
-    credits that is a reservation (>= 0) or the release of an earlier reservation of the same
-    amount. Anything else (``NaN``, ``Infinity``, ``-1e9``, a string) would open the limit, so
-    it raises ValueError naming the file, the line and the value: the limit fails closed.
-    """
-    handle.seek(0)
-    entries: list[tuple[float, float]] = []
-    unreleased: dict[float, int] = {}
-    for number, line in enumerate(handle, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        when, credits = _ledger_line(record, handle, number)
-        if credits < 0:
-            if not unreleased.get(-credits):
-                raise _poisoned(handle, number, record, "releases nothing reserved before it")
-            unreleased[-credits] -= 1
-        elif credits > 0:
-            unreleased[credits] = unreleased.get(credits, 0) + 1
-        entries.append((when, credits))
-    return entries
-
-
-def _ledger_line(record: Any, handle: Any, number: int) -> tuple[float, float]:
-    if not isinstance(record, dict):
-        raise _poisoned(handle, number, record, "is not a spend record")
-    values = record.get("t"), record.get("credits")
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-        raise _poisoned(handle, number, record, "is not a spend record")
-    when, credits = float(values[0]), float(values[1])  # type: ignore[arg-type]
-    if not (math.isfinite(when) and math.isfinite(credits)):
-        raise _poisoned(handle, number, record, "is not a finite number of credits")
-    return when, credits
-
-
-def _poisoned(handle: Any, number: int, record: Any, why: str) -> ValueError:
-    return ValueError(
-        f"the spend limit's file {getattr(handle, 'name', '?')}, line {number}, {why}: "
-        f"{json.dumps(record)[:200]}; nothing is sent until it is fixed or removed"
-    )
-
-
-def _append(handle: Any, when: float, credits: float) -> None:
-    handle.seek(0, os.SEEK_END)
-    handle.write("\n" + json.dumps({"t": when, "credits": credits}) + "\n")
-    handle.flush()
-    os.fsync(handle.fileno())

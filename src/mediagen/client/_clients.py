@@ -1,17 +1,17 @@
 """``mediagen.Client`` and ``mediagen.AsyncClient``: declared together because each builds the
 other (``Client.to_async()``, ``AsyncClient.to_sync()``).
 
-What each does is its driver's (``_sync``, ``_async``), over the shared core (``_base``); the
-drivers never import each other. Declaring ``AsyncClient`` here loads ``_async`` but not
-asyncio: that, and the asyncio resources, load when an ``AsyncClient`` is built.
+What each does is its driver's (``_drivers``), over the shared core (``_base``). Declaring
+``AsyncClient`` here loads its driver but not asyncio: that, and the resources, load on a
+client's first call.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-from mediagen.client._async import AsyncDriver
-from mediagen.client._sync import SyncDriver
+from mediagen.client._drivers import AsyncDriver, SyncDriver
 
 
 class Client(SyncDriver):
@@ -55,3 +55,44 @@ class AsyncClient(AsyncDriver):
         if self._twin is None:
             self._twin = self.to_sync()
         return self._twin
+
+
+# The public spellings of the client-generic models, bound to the concrete clients. The
+# models and resources are generic over the protocols of ``_effects``, so nothing below the
+# clients imports them. Here, above both, type checkers learn what the names users write
+# mean: a bare ``Generation`` is ``Generation[Client]`` (``Generation[AsyncClient]`` is
+# spelled out), and ``client.generations.list()`` is a ``GenerationList``. At run time each
+# name is the class itself, loaded on first use, so a ``Client()`` loads no model.
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from typing_extensions import TypeVar
+
+    from mediagen.client import _batch, _models, _resources
+
+    #: the client of a model named bare: the blocking ``Client``
+    _ClientT = TypeVar("_ClientT", default=Client)
+
+    Generation: TypeAlias = _models.Generation[_ClientT]
+    GenerationOutput: TypeAlias = _models.GenerationOutput[_ClientT]
+    BatchItem: TypeAlias = _batch.BatchItem[_ClientT]
+    BatchResult: TypeAlias = _batch.BatchResult[_ClientT]
+
+    #: what ``Client.generations.list()`` and ``AsyncClient.generations.list()`` return
+    GenerationList: TypeAlias = _resources.GenerationList[Client]
+    AsyncGenerationList: TypeAlias = _resources.AsyncGenerationList[AsyncClient]
+else:
+    _BOUND = {
+        "Generation": "_models",
+        "GenerationOutput": "_models",
+        "BatchItem": "_batch",
+        "BatchResult": "_batch",
+        "GenerationList": "_resources",
+        "AsyncGenerationList": "_resources",
+    }
+
+    def __getattr__(name: str) -> Any:
+        if name in _BOUND:
+            return getattr(import_module(f"mediagen.client.{_BOUND[name]}"), name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

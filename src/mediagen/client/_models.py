@@ -9,7 +9,7 @@ reference to the client that made them, and name it in their type: a ``Client`` 
 ``Generation`` (short for ``Generation[Client]``), whose methods return their values; an
 ``AsyncClient`` returns ``Generation[AsyncClient]``, whose methods return coroutines to await.
 Editors and type checkers see which, from the client the model came from. The models are
-generic over the protocols of ``_runners`` rather than the clients above them; ``_bound`` binds
+generic over the protocols of ``_effects`` rather than the clients above them; ``_clients`` binds
 the public names to ``Client``.
 """
 
@@ -26,13 +26,13 @@ from typing_extensions import Self, TypeVar
 # the widgets and the magics import the accessors from here too
 
 if TYPE_CHECKING:
-    from mediagen.client._runners import AwaitingT, BlockingClient, BlockingT
+    from mediagen.client._effects import AwaitingT, BlockingClient, BlockingT
     from mediagen.pricing.catalog import Catalog
 
 TERMINAL_STATUSES = ("completed", "failed")
 
 #: the client a generation (and its outputs) acts through; here a bare ``Generation`` is a
-#: blocking client's (the public ``mediagen.Generation`` is ``Client``'s: see ``_bound``)
+#: blocking client's (the public ``mediagen.Generation`` is ``Client``'s: see ``_clients``)
 ClientT = TypeVar("ClientT", default="BlockingClient")
 
 

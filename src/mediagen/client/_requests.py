@@ -1,7 +1,9 @@
-"""Sans-I/O core: build requests and turn responses into data or exceptions (pure functions).
+"""Sans-I/O core: build requests, check answers, turn responses into data or exceptions, and
+decide retries.
 
 ``Client`` and ``AsyncClient`` send what these functions build and hand back what they
-received; nothing here touches the network, a clock or the file system.
+received; nothing here touches the network or the file system, and the retry policy only
+decides (the drivers sleep).
 """
 
 from __future__ import annotations
@@ -9,15 +11,391 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import random
+import threading
+import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote
 
-from mediagen.client import _errors, _shapes
-from mediagen.client._redact import redact, redact_bytes, redact_value
-from mediagen.client._retry import parse_retry_after
+from mediagen.client import _errors
+from mediagen.client._errors import UnexpectedResponseError, redact, redact_bytes, redact_value
 from mediagen.wire import _names as _wire
+
+# =================================================================================================
+# The retry policy and the shared per-key gate: pure decisions, no I/O, no sleeping.
+#
+# ``RetryPolicy.delay(attempt, ...)`` says how long to wait before the next attempt, or None to
+# give up. The drivers (``_drivers``) do the sleeping. Tests inject ``random`` and
+# call the functions directly.
+#
+# Rules: connection errors, timeouts, 429 and 5xx are retried; 401, 402, 403, 404, 409 and 422
+# never. A non-idempotent request (a submit without an idempotency key) is never retried after
+# it may have reached the server -- the client always gives submits a key, so in practice every
+# submit is retried safely.
+# =================================================================================================
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Capped exponential backoff with jitter; ``Retry-After`` is honoured on 429."""
+
+    max_retries: int = 3
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+    max_retry_after: float = 60.0
+    jitter: float = 0.5  # the delay is scaled by a random factor in [1 - jitter, 1]
+
+    def should_retry_status(self, status: int) -> bool:
+        return status in RETRY_STATUSES or (status >= 500 and status not in (501, 505))
+
+    def backoff(self, attempt: int, rand: Callable[[], float] = random.random) -> float:
+        """Delay before retry number ``attempt`` (0-based), without a server hint."""
+        raw = min(self.max_delay, self.base_delay * (2**attempt))
+        return raw * (1.0 - self.jitter * rand())
+
+    def delay(
+        self,
+        attempt: int,
+        *,
+        status: int | None = None,
+        connection_error: bool = False,
+        retry_after: float | None = None,
+        idempotent: bool = True,
+        sent: bool = True,
+        rand: Callable[[], float] = random.random,
+    ) -> float | None:
+        """Seconds to wait before the next attempt, or None when the error is final.
+
+        ``attempt`` counts the retries already made. ``sent`` is False when the request
+        certainly did not reach the server (a connect error), which makes even a
+        non-idempotent request safe to retry.
+        """
+        if attempt >= self.max_retries:
+            return None
+        if connection_error:
+            if not idempotent and sent:
+                return None
+            return self.backoff(attempt, rand)
+        if status is None or not self.should_retry_status(status):
+            return None
+        if not idempotent and status != 429:  # a 429 was refused before any work
+            return None
+        if status == 429 and retry_after is not None:
+            if retry_after > self.max_retry_after:
+                return None
+            # Honour the hint; a little jitter spreads clients that were told the same time.
+            return retry_after + min(0.25, retry_after * 0.1) * rand()
+        return self.backoff(attempt, rand)
+
+
+class DeadlinePassed(Exception):
+    """Raised by :class:`Attempts` when the caller's deadline leaves no time for a request."""
+
+
+class Attempts:
+    """The retry budget of one request, and the time it may take.
+
+    Without a deadline: the policy's ``max_retries``. With ``persistent`` (a wait polling
+    through an outage), transient errors are retried with capped backoff for as long as the
+    deadline allows (forever without one). With a ``deadline`` (on ``clock``), every attempt's
+    timeout and every pause is cut to the time left, so the request ends by then.
+    """
+
+    def __init__(
+        self,
+        policy: RetryPolicy,
+        clock: Callable[[], float],
+        deadline: float | None = None,
+        persistent: bool = False,
+    ) -> None:
+        self.policy = policy
+        self.clock = clock
+        self.deadline = deadline
+        self.persistent = persistent
+        self.count = 0
+
+    def left(self) -> float | None:
+        """Seconds to the deadline (None without one); raises DeadlinePassed at zero."""
+        if self.deadline is None:
+            return None
+        left = self.deadline - self.clock()
+        if left <= 0:
+            raise DeadlinePassed()
+        return left
+
+    def timeout(self, configured: float) -> float | None:
+        """The timeout of the next attempt: the configured one, cut to the time left."""
+        left = self.left()
+        return None if left is None else min(configured, left)
+
+    def pause(self, seconds: float) -> float:
+        """``seconds`` cut to the time left."""
+        left = self.left()
+        return seconds if left is None else min(seconds, left)
+
+    def next_delay(self, **situation: Any) -> float | None:
+        """How long to wait before retrying (cut to the deadline), or None if final."""
+        attempt = self.count
+        if self.persistent:
+            attempt = min(attempt, 30)  # keep backing off at the cap, never give up
+            delay = replace(self.policy, max_retries=attempt + 1).delay(attempt, **situation)
+        else:
+            delay = self.policy.delay(attempt, **situation)
+        if delay is None:
+            return None
+        self.count += 1
+        return self.pause(delay)
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """``Retry-After`` as seconds (delta-seconds or an HTTP date); None if absent or bad."""
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    import datetime as dt
+
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    return max(0.0, (when - dt.datetime.now(dt.timezone.utc)).total_seconds())
+
+
+class KeyGate:
+    """Shared by every client of one (service, key) in this process.
+
+    After a 429 every request of that key waits out ``Retry-After`` (no 429 storm from many
+    pollers), and the requests held meanwhile are released ``release_spacing`` seconds apart
+    rather than all at once (which would only earn the next 429). An optional ``rate``
+    (requests per second) spaces requests out at all times. Thread-safe; the caller sleeps for
+    the returned delay (``time.sleep`` or ``asyncio.sleep``).
+    """
+
+    release_spacing = 0.05
+
+    def __init__(self, rate: float | None = None, clock: Callable[[], float] = time.monotonic):
+        self.rate = rate
+        self.clock = clock
+        self._blocked_until = 0.0
+        self._release_next = 0.0
+        self._next_slot = 0.0
+        self.penalties = 0  # how many 429s so far: a held request re-checks after a new one
+        self._lock = threading.Lock()
+
+    def acquire(self) -> float:
+        """Reserve a slot for one request; returns how long to wait before sending it."""
+        with self._lock:
+            now = self.clock()
+            start = max(now, self._blocked_until)
+            if now < self._blocked_until:  # held by a 429: leave one at a time
+                start = max(start, self._release_next)
+                self._release_next = start + self.release_spacing
+            if self.rate:
+                start = max(start, self._next_slot)
+                self._next_slot = start + 1.0 / self.rate
+            return start - now
+
+    def penalize(self, seconds: float) -> None:
+        """The service said 429 with ``Retry-After: seconds``: hold every request that long."""
+        with self._lock:
+            self._blocked_until = max(self._blocked_until, self.clock() + max(0.0, seconds))
+            self._release_next = self._blocked_until
+            self.penalties += 1
+
+    @property
+    def blocked_for(self) -> float:
+        with self._lock:
+            return max(0.0, self._blocked_until - self.clock())
+
+
+_GATES: dict[tuple[str, str], KeyGate] = {}
+_GATES_LOCK = threading.Lock()
+
+
+def gate_for(base_url: str, key_fingerprint: str, rate: float | None = None) -> KeyGate:
+    """The process-wide gate of one (service, key); ``rate`` updates it when given."""
+    with _GATES_LOCK:
+        gate = _GATES.get((base_url, key_fingerprint))
+        if gate is None:
+            gate = _GATES[(base_url, key_fingerprint)] = KeyGate(rate)
+        elif rate is not None:
+            gate.rate = rate
+        return gate
+
+
+# =================================================================================================
+# What a 2xx answer must hold, per endpoint: the spec's required fields.
+#
+# A success whose body lacks them (an empty object, a list where an object belongs, a generation
+# with no id or an unknown status) is not a success the client can act on: read as defaults it
+# would show an empty balance, an id of ``""``, or a job "still pending" that ``wait()`` polls
+# forever. Such a body raises :class:`UnexpectedResponseError` naming the endpoint and what is
+# wrong.
+# The API is additive-only, so fields this client does not know are never checked; a status
+# value it does not know is an error, since the spec fixes the three a generation can have.
+# =================================================================================================
+
+#: the spec's statuses of a generation (the client acts on each: nothing else can be waited on)
+GENERATION_STATUSES = ("pending", "completed", "failed")
+#: the spec's required fields of a Generation, and of each of its outputs
+GENERATION_REQUIRED = ("id", "type", "status", "model", "prompt", "created_at")
+OUTPUT_REQUIRED = ("url",)
+
+Check = Callable[[Any, str, str], Any]
+
+
+def _object(data: Any, what: str, method: str, path: str) -> Mapping[str, Any]:
+    if not isinstance(data, Mapping):
+        shown = "no body" if data is None else f"a JSON {_json_kind(data)}"
+        raise UnexpectedResponseError(f"{what} is {shown}, not an object", method=method, path=path)
+    return data
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return type(value).__name__
+
+
+def _missing(data: Mapping[str, Any], names: tuple[str, ...]) -> list[str]:
+    return [name for name in names if data.get(name) is None]
+
+
+def _number(data: Mapping[str, Any], name: str, what: str, method: str, path: str) -> None:
+    value = data.get(name)
+    if value is None:
+        raise UnexpectedResponseError(f"{what} has no {name!r}", method=method, path=path)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise UnexpectedResponseError(
+            f"{what} has {name!r} = {value!r}, not a number", method=method, path=path
+        )
+
+
+def check_generation(data: Any, method: str, path: str, what: str = "the answer") -> Any:
+    """A Generation: its required fields present, ``id`` a non-empty string, a known status."""
+    found = _object(data, what, method, path)
+    missing = _missing(found, GENERATION_REQUIRED)
+    if missing:
+        names = ", ".join(repr(n) for n in missing)
+        raise UnexpectedResponseError(
+            f"{what} is a generation without its required {names}", method=method, path=path
+        )
+    if not isinstance(found["id"], str) or not found["id"]:
+        raise UnexpectedResponseError(
+            f"{what} has the generation id {found['id']!r}, not an id", method=method, path=path
+        )
+    status = found["status"]
+    if status not in GENERATION_STATUSES:
+        raise UnexpectedResponseError(
+            f"{what} has the unknown status {status!r} for generation {found['id']} (the spec's "
+            f"are {', '.join(GENERATION_STATUSES)})",
+            method=method,
+            path=path,
+        )
+    outputs = found.get("outputs")
+    if outputs is not None and not isinstance(outputs, list):
+        raise UnexpectedResponseError(
+            f"{what} has outputs that are not a list", method=method, path=path
+        )
+    for index, output in enumerate(outputs or ()):
+        inner = f"output {index} of generation {found['id']}"
+        item = _object(output, inner, method, path)
+        if _missing(item, OUTPUT_REQUIRED) and not item.get("b64_json"):
+            raise UnexpectedResponseError(f"{inner} has no 'url'", method=method, path=path)
+    return data
+
+
+def check_generation_page(data: Any, method: str, path: str) -> Any:
+    """A page of the list: an object whose items (if any) are each a Generation."""
+    found = _object(data, "the answer", method, path)
+    items = found.get(_wire.LIST_ITEMS)
+    if items is None:
+        raise UnexpectedResponseError(
+            f"the answer has no {_wire.LIST_ITEMS!r}", method=method, path=path
+        )
+    if not isinstance(items, list):
+        raise UnexpectedResponseError(
+            f"the answer's {_wire.LIST_ITEMS!r} is not a list", method=method, path=path
+        )
+    for index, item in enumerate(items):
+        check_generation(item, method, path, what=f"item {index} of the page")
+    return data
+
+
+def check_credits(data: Any, method: str, path: str) -> Any:
+    """The credits: at least the balance the key can spend (docs/wire-contract.md's name)."""
+    _number(_object(data, "the answer", method, path), "balance", "the answer", method, path)
+    return data
+
+
+def check_estimate(data: Any, method: str, path: str) -> Any:
+    """A quote: its price after discount is what a budget reserves, so it must be a number
+    (a quote without one would let a budgeted submit through unchecked)."""
+    found = _object(data, "the answer", method, path)
+    for name in ("credits", "credits_after_discount"):
+        _number(found, name, "the answer", method, path)
+        if found[name] < 0:  # a negative price would open every budget it passes through
+            raise UnexpectedResponseError(
+                f"the answer has {name!r} = {found[name]!r}, a price below 0 credits",
+                method=method,
+                path=path,
+            )
+    return data
+
+
+def check_model(data: Any, method: str, path: str, what: str = "the answer") -> Any:
+    """A catalog entry: at least its ``id``."""
+    found = _object(data, what, method, path)
+    if not isinstance(found.get("id"), str) or not found["id"]:
+        raise UnexpectedResponseError(
+            f"{what} is a model without an 'id'", method=method, path=path
+        )
+    return data
+
+
+def check_model_page(data: Any, method: str, path: str) -> Any:
+    found = _object(data, "the answer", method, path)
+    items = found.get(_wire.LIST_ITEMS)
+    if not isinstance(items, list):
+        raise UnexpectedResponseError(
+            f"the answer has no {_wire.LIST_ITEMS!r} list", method=method, path=path
+        )
+    for index, item in enumerate(items):
+        check_model(item, method, path, what=f"item {index} of the list")
+    return data
+
+
+def check_upload_ticket(data: Any, method: str, path: str) -> Any:
+    """A registered upload: its ``asset_id`` and the ``upload_url`` the bytes go to."""
+    found = _object(data, "the answer", method, path)
+    missing = [n for n in ("asset_id", "upload_url") if not found.get(n)]
+    if missing:
+        names = ", ".join(repr(n) for n in missing)
+        raise UnexpectedResponseError(f"the answer has no {names}", method=method, path=path)
+    return data
+
+
+# =================================================================================================
+# Requests and answers: what each endpoint sends, and how its answer becomes data or an error.
+# =================================================================================================
 
 
 @dataclass(frozen=True)
@@ -33,8 +411,8 @@ class RequestSpec:
     #: Reads a 2xx body in place of ``json.loads`` (a history page straight into columns).
     #: A ``ValueError`` from it for a body that is not JSON is an answer lost on the way.
     decode: Callable[[bytes], Any] | None = None
-    #: Checks the decoded JSON of a 2xx (``_shapes``: the spec's required fields); raises
-    #: UnexpectedResponseError naming this endpoint when they are not there.
+    #: Checks the decoded JSON of a 2xx (a ``check_*`` function above: the spec's required
+    #: fields); raises UnexpectedResponseError naming this endpoint when they are not there.
     expect: Callable[[Any, str, str], Any] | None = None
 
 
@@ -92,7 +470,7 @@ def submit(
         json=payload,
         headers=headers,
         idempotent=idempotency_key is not None,
-        expect=_shapes.generation,
+        expect=check_generation,
     )
 
 
@@ -100,7 +478,7 @@ def get_generation(generation_id: str) -> RequestSpec:
     return RequestSpec(
         "GET",
         _wire.GENERATION_PATH.format(generation_id=_segment(generation_id, "generation_id")),
-        expect=_shapes.generation,
+        expect=check_generation,
     )
 
 
@@ -127,13 +505,13 @@ def list_generations(
         _wire.GENERATIONS_PATH,
         params=_query(params),
         decode=decode,
-        expect=None if decode is not None else _shapes.generation_page,
+        expect=None if decode is not None else check_generation_page,
     )
 
 
 def list_models(type: str | None = None) -> RequestSpec:
     return RequestSpec(
-        "GET", _wire.MODELS_PATH, params=_query({"type": type}), expect=_shapes.model_page
+        "GET", _wire.MODELS_PATH, params=_query({"type": type}), expect=check_model_page
     )
 
 
@@ -141,7 +519,7 @@ def get_model(model_id: str) -> RequestSpec:
     return RequestSpec(
         "GET",
         _wire.MODEL_PATH.format(model_id=_segment(model_id, "model id")),
-        expect=_shapes.model,
+        expect=check_model,
     )
 
 
@@ -150,12 +528,12 @@ def estimate(model_id: str, query: Mapping[str, Any]) -> RequestSpec:
         "GET",
         _wire.ESTIMATE_PATH.format(model_id=_segment(model_id, "model id")),
         params=_query(query),
-        expect=_shapes.estimate,
+        expect=check_estimate,
     )
 
 
 def credits() -> RequestSpec:
-    return RequestSpec("GET", _wire.CREDITS_PATH, expect=_shapes.credits)
+    return RequestSpec("GET", _wire.CREDITS_PATH, expect=check_credits)
 
 
 def register_upload(filename: str, content_type: str, size_bytes: int) -> RequestSpec:
@@ -164,7 +542,7 @@ def register_upload(filename: str, content_type: str, size_bytes: int) -> Reques
         _wire.UPLOAD_CONTENT_TYPE: content_type,
         _wire.UPLOAD_SIZE: int(size_bytes),
     }
-    return RequestSpec("POST", _wire.UPLOADS_PATH, json=body, expect=_shapes.upload_ticket)
+    return RequestSpec("POST", _wire.UPLOADS_PATH, json=body, expect=check_upload_ticket)
 
 
 # --- responses ----------------------------------------------------------------------------

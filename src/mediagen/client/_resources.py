@@ -1,12 +1,12 @@
-"""The resources (``client.videos``, ``.generations``, ``.models`` ...): what the blocking and
-the asyncio resources share.
+"""The resources (``client.videos``, ``.generations``, ``.models`` ...), blocking and asyncio
+side by side over what they share.
 
 Each operation is a flow (a generator of effects, see ``_effects``), written once here or in
-``_submit`` / ``_wait`` / ``_uploads``. The public classes (``_sync_resources`` for ``Client``,
-``_async_resources`` for ``AsyncClient``) only hand a flow to ``client._run`` (one result) or
-``client._iterate`` (many), so each states its real return type (a value, or an awaitable of
-it) and ``client.images.create(...)`` and ``await aclient.images.create(...)`` share every line
-of logic.
+``_submit`` / ``_wait``. The public classes (``Videos`` ... for ``Client``, ``AsyncVideos`` ...
+for ``AsyncClient``) only hand a flow to ``client._run`` (one result) or ``client._iterate``
+(many), so each states its real return type (a value, or an awaitable of it) and
+``client.images.create(...)`` and ``await aclient.images.create(...)`` share every line of
+logic.
 """
 
 from __future__ import annotations
@@ -14,28 +14,43 @@ from __future__ import annotations
 import builtins
 import contextlib
 import datetime as dt
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sized
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from mediagen.client import _history_hook, _progress_hook, _requests, _uploads, _wait
+from mediagen.client import _hooks, _requests, _submit, _wait
 from mediagen.client._config import normalize_poll_interval
-from mediagen.client._deadline import within
-from mediagen.client._effects import Call, Emit, Flow
-from mediagen.client._errors import NotFoundError, WaitInterrupted
+from mediagen.client._effects import (
+    AwaitingClient,
+    AwaitingT,
+    BlockingClient,
+    BlockingT,
+    Call,
+    Emit,
+    Flow,
+    within,
+)
+from mediagen.client._errors import NotFoundError, SubmitInterrupted, WaitInterrupted
 from mediagen.client._models import (
     Asset,
+    Credits,
     Estimate,
     Generation,
     ModelInfo,
     UploadTicket,
     parse_datetime,
 )
-from mediagen.client._submit import estimate_for_request, get_model, submit
+from mediagen.client._submit import estimate_for_request, get_model, read_credits, submit
 from mediagen.display._html import plural
 from mediagen.wire import _names as _wire
 
 if TYPE_CHECKING:
     import pandas as pd
+
+
+# =================================================================================================
+# What the blocking and the asyncio resources share: the flows of reading, listing, recovering
+# and resuming generations, and the base classes the twins below subclass.
+# =================================================================================================
 
 _G = TypeVar("_G")
 
@@ -221,11 +236,11 @@ class _GenerationsBase(_Resource):
             return
         gid = _wait.generation_id(generation)
         about = (self._client, generation)
-        with _progress_hook.task(f"Waiting for generation {gid}", about=about) as bar:
+        with _hooks.progress(f"Waiting for generation {gid}", about=about) as bar:
             if bar is None:
                 yield None
             else:
-                yield lambda g: bar.update(message=_progress_hook.generation_status(g))
+                yield lambda g: bar.update(message=_hooks.generation_status(g))
 
     @staticmethod
     def _interrupted(exc: KeyboardInterrupt, generation: Any) -> WaitInterrupted:
@@ -304,9 +319,9 @@ class _GenerationsBase(_Resource):
         again; ``store=False`` fetches the matching generations directly and keeps nothing.
         It blocks, on either client (history reads run on the blocking twin).
         """
-        build = _history_hook.builder()
+        build = _hooks.history_builder()
         filters = {"status": status, "type": type, "model": model, "created_after": created_after}
-        with _progress_hook.task("Fetching history", "page") as bar:
+        with _hooks.progress("Fetching history", "page") as bar:
             on_page = None
             if bar is not None:
                 rows = [0]
@@ -396,7 +411,7 @@ class _UploadsBase(_Resource):
     """``POST /v1/uploads`` then a streamed PUT of the bytes to the signed URL."""
 
     def _register(self, filename: str, content_type: str, size_bytes: int) -> Flow[UploadTicket]:
-        return _uploads.register(self._client, filename, content_type, size_bytes)
+        return _submit.register(self._client, filename, content_type, size_bytes)
 
     def _upload(
         self,
@@ -405,5 +420,478 @@ class _UploadsBase(_Resource):
         content_type: str | None,
         ticket: UploadTicket | None,
     ) -> Flow[Asset]:
-        made = _uploads.make_source(source, filename, content_type)
-        return _uploads.upload(self._client, made, ticket)
+        made = _submit.make_source(source, filename, content_type)
+        return _submit.upload(self._client, made, ticket)
+
+
+# =================================================================================================
+# The resources of the blocking ``Client``: each method runs a shared flow and returns its
+# value (the logic lives in ``_resources``, once for both clients).
+# =================================================================================================
+
+
+class _SyncCreate(_Create, Generic[BlockingT]):
+    _client: BlockingT
+
+    def create(
+        self,
+        *,
+        extra_body: Mapping[str, Any] | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        validate: bool | None = None,
+        estimate: bool | None = None,
+        timeout: float | None = None,
+        **fields: Any,
+    ) -> Generation[BlockingT]:
+        """Submit a generation; returns it ``pending`` (``.wait()`` for the result).
+
+        Fields are the spec's body fields as keyword arguments; an unknown one raises
+        :class:`UnknownFieldError` (send it anyway with ``extra_body={...}``). Reference
+        inputs take an asset id, an ``Asset``, a ``GenerationOutput`` or a local path
+        (uploaded first). The request is checked against the model's catalog entry before
+        sending (``validate=False`` skips that). An ``idempotency_key`` is made when none is
+        given, and reused on every retry, so a retry can never charge twice. ``timeout``
+        (s; default: the client's, per request) is a deadline for the whole submit; when it
+        passes after the request went out, the error carries the idempotency key, as for any
+        answer that never came, so sending again cannot charge twice.
+        """
+        __tracebackhide__ = True  # IPython and pytest show the caller's line, not ours
+        flow = within(self._submit(extra_body, extra_headers, validate, estimate, fields), timeout)
+        try:
+            return self._client._run(flow)
+        except SubmitInterrupted as exc:  # the message says all; the flow's frames do not help
+            raise exc.with_traceback(None) from None
+
+
+class Videos(_SyncCreate[BlockingT]):
+    """``POST /v1/videos``."""
+
+    _kind = "video"
+
+
+class Images(_SyncCreate[BlockingT]):
+    """``POST /v1/images``."""
+
+    _kind = "image"
+
+
+class Audio(_SyncCreate[BlockingT]):
+    """``POST /v1/audio`` (speech or music: the model decides)."""
+
+    _kind = "audio"
+
+
+class GenerationList(_GenerationListBase, Generic[BlockingT]):
+    """Every generation matching the filters, following cursors (``for g in ...``)."""
+
+    _resource: Generations[BlockingT]
+
+    def __iter__(self) -> Iterator[Generation[BlockingT]]:
+        return iter(self._resource._client._iterate(self._flow()))
+
+
+class Generations(_GenerationsBase, Generic[BlockingT]):
+    """``GET /v1/generations[/{id}]`` plus waiting, watching and resuming."""
+
+    _client: BlockingT
+
+    def get(self, generation_id: str, *, timeout: float | None = None) -> Generation[BlockingT]:
+        """One generation's current state."""
+        return self._client._run(within(self._get(generation_id), timeout))
+
+    def list(
+        self,
+        *,
+        status: str | None = None,
+        type: str | None = None,
+        model: str | None = None,
+        created_after: Any = None,
+        limit: int | None = None,
+        max_items: int | None = None,
+        timeout: float | None = None,
+    ) -> GenerationList[BlockingT]:
+        """Iterate every matching generation, newest first (cursors followed for you).
+
+        ``limit`` is the page size (default 100, the maximum); ``max_items`` stops early.
+        ``timeout`` (s) is one deadline for the whole listing, every page and retry included,
+        counted from the first page's request.
+        """
+        query = self._list_query(
+            status=status, type=type, model=model, created_after=created_after, limit=limit
+        )
+        return GenerationList(self, query, max_items, timeout)
+
+    def _list_page_raw(
+        self,
+        *,
+        limit: int | None = None,
+        after: str | None = None,
+        status: str | None = None,
+        type: str | None = None,
+        model: str | None = None,
+        created_after: Any = None,
+        decode: Callable[[bytes], Any] | None = None,
+    ) -> Any:
+        """One page of ``GET /v1/generations``: its JSON, or what ``decode`` reads from its body
+        (thread-safe)."""
+        query = {
+            "limit": limit,
+            "after": after,
+            "status": status,
+            "type": type,
+            "model": model,
+            "created_after": created_after,
+            "decode": decode,
+        }
+        return self._client._run(_page(self._client, query))
+
+    def wait(
+        self,
+        generation: Any,
+        timeout: float | None = None,
+        *,
+        on_update: Callable[[Generation[BlockingT]], Any] | None = None,
+        progress: Callable[[Generation[BlockingT]], Any] | None = None,
+        poll_interval: Any = None,
+        download: bool | None = None,
+    ) -> Generation[BlockingT]:
+        """Poll until ``completed`` or ``failed`` and return the final Generation.
+
+        Polls every ``poll_interval`` (client default 2 s backing off to 5 s); calls
+        ``on_update(generation)`` (alias ``progress``) after each poll. Raises
+        :class:`WaitTimeoutError` after ``timeout`` seconds (the job may still complete and
+        be charged; nothing is resubmitted). Completed outputs are downloaded into the cache
+        (``download=False`` skips that). A failed generation is returned, not raised: call
+        ``.raise_for_error()``.
+        """
+        __tracebackhide__ = True  # IPython and pytest show the caller's line, not ours
+        try:
+            with self._waiting(generation, on_update or progress) as callback:
+                flow = self._wait(generation, timeout, callback, poll_interval, download)
+                return self._client._run(flow)
+        except KeyboardInterrupt as exc:
+            raise self._interrupted(exc, generation) from None
+
+    def watch(
+        self,
+        generations: Iterable[Any],
+        *,
+        timeout: float | None = None,
+        on_update: Callable[[Generation[BlockingT]], Any] | None = None,
+        poll_interval: Any = None,
+        download: bool | None = None,
+    ) -> Iterator[Generation[BlockingT]]:
+        """Yield each generation as it finishes (completion order).
+
+        Costs requests per page of the list endpoint (100 generations a page) per round, not
+        one request per job.
+        """
+        flow = self._watch(generations, timeout, on_update, poll_interval, download)
+        return _short_interrupts(self._client._iterate(flow))
+
+    def recover(self, *, timeout: float | None = None) -> builtins.list[Generation[BlockingT]]:
+        """Find the jobs of submits whose answer never arrived (a dropped connection, a 5xx,
+        an interrupt, a crash), by their idempotency keys; read only, nothing is submitted.
+
+        Returns the generations found (journaled, so ``pending()``/``resume()`` know them). A
+        lost submit not found here never reached the service; sending the same request again
+        reuses its idempotency key, so it is charged at most once either way. ``timeout`` (s)
+        is a deadline for the whole call, every lookup and retry included.
+        """
+        return self._client._run(within(self._recover(), timeout))
+
+    def resume(
+        self, *, wait: bool = False, download: bool | None = None, timeout: float | None = None
+    ) -> builtins.list[Generation[BlockingT]]:
+        """Re-attach after a kernel restart: the current state of every journaled pending job,
+        including those of submits whose answer was lost (:meth:`recover` runs first).
+
+        Finished ones are journaled (and downloaded); ``wait=True`` also waits for the rest.
+        ``timeout`` (s) is a deadline for the whole call, the waiting included.
+        """
+        return self._client._run(within(self._resume(wait, download), timeout))
+
+
+class Models(_ModelsBase):
+    """The catalog: ``GET /v1/models``, ``/v1/models/{id}`` and the estimate endpoint."""
+
+    _client: BlockingClient
+
+    def list(
+        self, *, type: str | None = None, timeout: float | None = None
+    ) -> builtins.list[ModelInfo]:
+        """Every model (of ``type``: ``image``, ``video`` or ``audio``) as ``ModelInfo``."""
+        return self._client._run(within(self._list(type), timeout))
+
+    def get(
+        self, model_id: str, *, refresh: bool = False, timeout: float | None = None
+    ) -> ModelInfo:
+        """One catalog entry (cached per client; ``refresh=True`` reads it again)."""
+        return self._client._run(within(self._get(model_id, refresh), timeout))
+
+    def estimate(self, model_id: str, *, timeout: float | None = None, **query: Any) -> Estimate:
+        """``GET /v1/models/{id}/estimate`` with the wire contract's query names."""
+        return self._client._run(within(self._estimate(model_id, query), timeout))
+
+    def estimate_request(
+        self, request: Mapping[str, Any], *, timeout: float | None = None
+    ) -> Estimate:
+        """The quote for exactly this submit body (mapped with ``Catalog.estimate_query``)."""
+        return self._client._run(within(self._estimate_request(request), timeout))
+
+    def estimate_many(
+        self, requests: Iterable[Mapping[str, Any]], *, timeout: float | None = None
+    ) -> builtins.list[Estimate]:
+        """One quote per request (for showing a batch's total before submitting it);
+        ``timeout`` (s) is one deadline for all of them."""
+        return self._client._run(within(self._estimate_many(requests), timeout))
+
+
+class CreditsResource(_Resource):
+    """``GET /v1/credits``."""
+
+    _client: BlockingClient
+
+    def get(self, *, timeout: float | None = None) -> Credits:
+        """The balance, the member cap and the plan; ``timeout`` (s) is a deadline for the
+        call, retries and their pauses included (default: the client's ``timeout``)."""
+        return self._client._run(within(read_credits(self._client), timeout))
+
+
+class Uploads(_UploadsBase):
+    """``POST /v1/uploads`` then a streamed PUT of the bytes to the signed URL."""
+
+    _client: BlockingClient
+
+    def create(
+        self, *, filename: str, content_type: str, size_bytes: int, timeout: float | None = None
+    ) -> UploadTicket:
+        """Register a file; returns the ``UploadTicket`` (``upload_url``, headers, expiry)."""
+        return self._client._run(
+            within(self._register(filename, content_type, size_bytes), timeout)
+        )
+
+    def upload(
+        self,
+        source: Any,
+        *,
+        filename: str | None = None,
+        content_type: str | None = None,
+        ticket: UploadTicket | None = None,
+        timeout: float | None = None,
+    ) -> Asset:
+        """Upload a path, bytes or binary file object; returns the ready ``Asset``.
+
+        Streams in 1 MiB chunks with exactly the ticket's ``required_headers`` (never the API
+        key); an expired ticket is registered again. ``timeout`` (s) is one deadline for the
+        registration, the bytes and every retry.
+        """
+        return self._client._run(
+            within(self._upload(source, filename, content_type, ticket), timeout)
+        )
+
+
+# =================================================================================================
+# The resources of ``AsyncClient``: the same shared flows as ``Client``'s, awaited (see the
+# blocking twins above for what each method does).
+# =================================================================================================
+
+
+class _AsyncCreate(_Create, Generic[AwaitingT]):
+    _client: AwaitingT
+
+    async def create(
+        self,
+        *,
+        extra_body: Mapping[str, Any] | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        validate: bool | None = None,
+        estimate: bool | None = None,
+        timeout: float | None = None,
+        **fields: Any,
+    ) -> Generation[AwaitingT]:
+        """Submit a generation; returns it ``pending`` (as ``Client``'s ``create``)."""
+        __tracebackhide__ = True
+        flow = within(self._submit(extra_body, extra_headers, validate, estimate, fields), timeout)
+        try:
+            return await self._client._run(flow)
+        except SubmitInterrupted as exc:  # the message says all; the flow's frames do not help
+            raise exc.with_traceback(None) from None
+
+
+class AsyncVideos(_AsyncCreate[AwaitingT]):
+    """``POST /v1/videos``."""
+
+    _kind = "video"
+
+
+class AsyncImages(_AsyncCreate[AwaitingT]):
+    """``POST /v1/images``."""
+
+    _kind = "image"
+
+
+class AsyncAudio(_AsyncCreate[AwaitingT]):
+    """``POST /v1/audio`` (speech or music: the model decides)."""
+
+    _kind = "audio"
+
+
+class AsyncGenerationList(_GenerationListBase, Generic[AwaitingT]):
+    """Every generation matching the filters, following cursors (``async for g in ...``)."""
+
+    _resource: AsyncGenerations[AwaitingT]
+
+    def __aiter__(self) -> AsyncIterator[Generation[AwaitingT]]:
+        return self._resource._client._iterate(self._flow())
+
+
+class AsyncGenerations(_GenerationsBase, Generic[AwaitingT]):
+    """``GET /v1/generations[/{id}]`` plus waiting, watching and resuming."""
+
+    _client: AwaitingT
+
+    async def get(
+        self, generation_id: str, *, timeout: float | None = None
+    ) -> Generation[AwaitingT]:
+        """The generation ``generation_id`` as it is now (``GET /v1/generations/{id}``)."""
+        return await self._client._run(within(self._get(generation_id), timeout))
+
+    def list(
+        self,
+        *,
+        status: str | None = None,
+        type: str | None = None,
+        model: str | None = None,
+        created_after: Any = None,
+        limit: int | None = None,
+        max_items: int | None = None,
+        timeout: float | None = None,
+    ) -> AsyncGenerationList[AwaitingT]:
+        """``async for g in aclient.generations.list(...)``, newest first."""
+        query = self._list_query(
+            status=status, type=type, model=model, created_after=created_after, limit=limit
+        )
+        return AsyncGenerationList(self, query, max_items, timeout)
+
+    async def wait(
+        self,
+        generation: Any,
+        timeout: float | None = None,
+        *,
+        on_update: Callable[[Generation[AwaitingT]], Any] | None = None,
+        progress: Callable[[Generation[AwaitingT]], Any] | None = None,
+        poll_interval: Any = None,
+        download: bool | None = None,
+    ) -> Generation[AwaitingT]:
+        """Poll until ``completed`` or ``failed`` and return the final Generation."""
+        __tracebackhide__ = True
+        try:
+            with self._waiting(generation, on_update or progress) as callback:
+                flow = self._wait(generation, timeout, callback, poll_interval, download)
+                return await self._client._run(flow)
+        except KeyboardInterrupt as exc:
+            raise self._interrupted(exc, generation) from None
+
+    def watch(
+        self,
+        generations: Iterable[Any],
+        *,
+        timeout: float | None = None,
+        on_update: Callable[[Generation[AwaitingT]], Any] | None = None,
+        poll_interval: Any = None,
+        download: bool | None = None,
+    ) -> AsyncIterator[Generation[AwaitingT]]:
+        """``async for g in aclient.generations.watch(gens)``: each as it finishes."""
+        flow = self._watch(generations, timeout, on_update, poll_interval, download)
+        return self._client._iterate(flow)
+
+    async def recover(
+        self, *, timeout: float | None = None
+    ) -> builtins.list[Generation[AwaitingT]]:
+        """Find the jobs of submits whose answer never arrived, by their idempotency keys; nothing
+        is submitted (as ``Client.generations.recover``)."""
+        return await self._client._run(within(self._recover(), timeout))
+
+    async def resume(
+        self, *, wait: bool = False, download: bool | None = None, timeout: float | None = None
+    ) -> builtins.list[Generation[AwaitingT]]:
+        """Re-attach after a kernel restart: the current state of every journaled pending job (as
+        ``Client.generations.resume``; ``wait=True`` also waits for the rest)."""
+        return await self._client._run(within(self._resume(wait, download), timeout))
+
+
+class AsyncModels(_ModelsBase):
+    """The catalog: ``GET /v1/models``, ``/v1/models/{id}`` and the estimate endpoint."""
+
+    _client: AwaitingClient
+
+    async def list(
+        self, *, type: str | None = None, timeout: float | None = None
+    ) -> builtins.list[ModelInfo]:
+        """The catalog: every model (of ``type``, when given)."""
+        return await self._client._run(within(self._list(type), timeout))
+
+    async def get(
+        self, model_id: str, *, refresh: bool = False, timeout: float | None = None
+    ) -> ModelInfo:
+        """One model's catalog entry: modes, parameters, prices, its example request."""
+        return await self._client._run(within(self._get(model_id, refresh), timeout))
+
+    async def estimate(
+        self, model_id: str, *, timeout: float | None = None, **query: Any
+    ) -> Estimate:
+        """The estimate endpoint with its query parameters as given (``estimate_request`` builds
+        them from a request)."""
+        return await self._client._run(within(self._estimate(model_id, query), timeout))
+
+    async def estimate_request(
+        self, request: Mapping[str, Any], *, timeout: float | None = None
+    ) -> Estimate:
+        """The price of exactly this request (a dict of body fields); nothing is submitted."""
+        return await self._client._run(within(self._estimate_request(request), timeout))
+
+    async def estimate_many(
+        self, requests: Iterable[Mapping[str, Any]], *, timeout: float | None = None
+    ) -> builtins.list[Estimate]:
+        """One quote per request (for showing a batch's total before submitting it)."""
+        return await self._client._run(within(self._estimate_many(requests), timeout))
+
+
+class AsyncCreditsResource(_Resource):
+    """``GET /v1/credits``."""
+
+    _client: AwaitingClient
+
+    async def get(self, *, timeout: float | None = None) -> Credits:
+        """The credits: balance, reserved, plan, discount and the member's cap."""
+        return await self._client._run(within(read_credits(self._client), timeout))
+
+
+class AsyncUploads(_UploadsBase):
+    """``POST /v1/uploads`` then a streamed PUT of the bytes to the signed URL."""
+
+    _client: AwaitingClient
+
+    async def create(
+        self, *, filename: str, content_type: str, size_bytes: int, timeout: float | None = None
+    ) -> UploadTicket:
+        """Register an upload; returns the ticket (``upload_url``, ``required_headers``,
+        ``expires_at``) to send the bytes with."""
+        return await self._client._run(
+            within(self._register(filename, content_type, size_bytes), timeout)
+        )
+
+    async def upload(
+        self,
+        source: Any,
+        *,
+        filename: str | None = None,
+        content_type: str | None = None,
+        ticket: UploadTicket | None = None,
+        timeout: float | None = None,
+    ) -> Asset:
+        """Register a file (a path or bytes) and send it; returns its :class:`~mediagen.Asset`."""
+        return await self._client._run(
+            within(self._upload(source, filename, content_type, ticket), timeout)
+        )

@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from mediagen.client import _requests
-from mediagen.client._download import save_generation
 from mediagen.client._effects import Call, Emit, Flow, Invoke, Now, Sleep
 from mediagen.client._errors import APITimeoutError, WaitInterrupted, WaitTimeoutError
 from mediagen.client._models import Generation
+from mediagen.client._transport import save_generation
 from mediagen.wire import _names as _wire
 from mediagen.wire._fields import read_field
 

@@ -94,7 +94,7 @@ def save_outputs(client: Client, gen: Generation, output_dir: str | None) -> str
     no credits. It is named after its asset id, as in the cache: the name the service suggests
     holds 8 characters of the generation id, which two rows of a large table can share.
     """
-    from mediagen.client._download import save_output
+    from mediagen.client._transport import save_output
 
     places = []
     for output in gen.outputs:
@@ -114,7 +114,7 @@ def _save_remote(client: Client, output: Any, output_dir: str) -> str:
     from the cache's copy, or from a temporary download beside the cache, removed after."""
     import tempfile
 
-    from mediagen.client._download import save_output
+    from mediagen.client._transport import save_output
 
     name = client._cache.path_for(output).name
     cached = output.local_path

@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from mediagen.client import _estimate_notes, _history_hook
+from mediagen.client import _hooks
 
 # public name -> submodule that defines it (loaded on first attribute access)
 _EXPORTS = {
@@ -205,7 +205,7 @@ def _forecast_note(client: Any, items: list[Any]) -> str | None:
 
 
 # Once history is in use, a batch's printed estimate also says how long it will likely take.
-_estimate_notes.register(_forecast_note)
+_hooks.add_estimate_note(_forecast_note)
 
 
 def _table(client: Any, *, store: bool, sync: bool, rebuild: bool, **options: Any) -> Any:
@@ -219,7 +219,7 @@ def _table(client: Any, *, store: bool, sync: bool, rebuild: bool, **options: An
     return stored_frame(client, sync=sync, rebuild=rebuild, **options)
 
 
-_history_hook.register(_table)
+_hooks.set_history_builder(_table)
 
 
 def __getattr__(name: str) -> Any:

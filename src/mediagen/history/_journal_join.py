@@ -1,7 +1,7 @@
 """Join the client's request journal onto history rows.
 
 The API's generation does not carry the request's settings (tier, duration asked for,
-references, the estimate shown), so the client journals every submit (``mediagen.client._journal``)
+references, the estimate shown), so the client journals every submit (``mediagen.local._journal``)
 and the history joins those records here. The journal is optional: without it, or for
 generations it never saw (made elsewhere), these columns are NA and ``journaled`` is False.
 
@@ -41,7 +41,7 @@ def journal_records(journal: Any) -> Iterable[Mapping[str, Any]]:
     if hasattr(journal, "records"):
         return journal.records()
     if isinstance(journal, (str, os.PathLike)):
-        from mediagen.client._journal import Journal  # the client's journal reader; no pandas there
+        from mediagen.local._journal import Journal  # the client's journal reader; no pandas there
 
         return Journal(journal).records()
     return journal

@@ -29,7 +29,6 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -54,6 +53,7 @@ from mediagen.history._frame import (
     join_journal,
 )
 from mediagen.history._pages import ITEM, STORED_SCHEMA, Page, stored_table
+from mediagen.local._files import write_atomic
 
 if TYPE_CHECKING:
     from mediagen.client import AsyncClient, Client
@@ -115,24 +115,21 @@ class HistoryStore:
         return state if state.get("version") == STORE_VERSION else {}
 
     def _write_state(self, state: Mapping[str, Any]) -> None:
-        _atomic_write_bytes(
-            self.root / "state.json",
-            json.dumps({**state, "version": STORE_VERSION}).encode(),
-        )
+        self.root.mkdir(parents=True, exist_ok=True)
+        state_bytes = json.dumps({**state, "version": STORE_VERSION}).encode()
+        write_atomic(self.root / "state.json", state_bytes, durable=True)
 
     def _write_table(self, path: Path, table: pa.Table) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".parquet")
-        os.close(fd)
-        try:
-            # Microseconds (the API's precision) rather than pandas' nanoseconds: DuckDB's
-            # date functions, Spark and older readers take them as ordinary timestamps.
-            pq.write_table(table, tmp, coerce_timestamps="us", allow_truncated_timestamps=True)
-            _fsync_file(tmp)
-            os.replace(tmp, path)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+        # Microseconds (the API's precision) rather than pandas' nanoseconds: DuckDB's date
+        # functions, Spark and older readers take them as ordinary timestamps.
+        write_atomic(
+            path,
+            lambda temp: pq.write_table(
+                table, temp, coerce_timestamps="us", allow_truncated_timestamps=True
+            ),
+            durable=True,
+        )
 
     def _read(self, paths: list[Path]) -> pd.DataFrame:
         """The rows of ``paths`` in that order, as one frame with the history's dtypes.
@@ -332,7 +329,7 @@ class HistoryStore:
         """Temporary files a killed sync left behind (never renamed, so never read)."""
         for folder in (self.root, self._settled_dir):
             if folder.is_dir():
-                for leftover in folder.glob(".tmp-*"):
+                for leftover in folder.glob(".*.part-*"):
                     _discard(leftover)
 
     # --- reading ---------------------------------------------------------------------------
@@ -460,28 +457,6 @@ def _segment_number(path: Path) -> int:
 
 def _next_segment_number(segments: list[Path]) -> int:
     return (_segment_number(segments[-1]) + 1) if segments else 0
-
-
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-
-
-def _fsync_file(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _discard(path: Path) -> None:

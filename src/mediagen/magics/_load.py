@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mediagen.client import AsyncClient, Client, Generation, _progress_hook
+from mediagen.client import AsyncClient, Client, Generation, _hooks
 from mediagen.display._progress import Progress
 from mediagen.magics._magics import MediagenMagics
 
@@ -50,7 +50,7 @@ def load_ipython_extension(ipython: Any) -> None:
     if magics not in ipython.configurables:
         ipython.configurables.append(magics)
     # the client's long operations (waits, history fetches, batches) now show progress
-    previous_reporter = _progress_hook.install(_reporter)
+    previous_reporter = _hooks.install_progress(_reporter)
     _LOADED[id(ipython)] = {
         "magics": magics,
         "reporter": previous_reporter,
@@ -62,7 +62,7 @@ def unload_ipython_extension(ipython: Any) -> None:
     state = _LOADED.pop(id(ipython), None)
     if state is None:
         return
-    _progress_hook.install(state["reporter"])
+    _hooks.install_progress(state["reporter"])
     magics = state["magics"]
     for kind in ("line", "cell"):
         table = ipython.magics_manager.magics[kind]

@@ -27,7 +27,7 @@ a torn last line: the next append starts on a fresh line, so the torn bytes neve
 record, and readers skip them (or, in a file written before that rule, recover the record that
 was glued onto them).
 
-The journal stays small: now and then (``mediagen.client._journal_compaction``) the generations that
+The journal stays small: now and then (``mediagen.local._compaction``) the generations that
 finished long ago are folded, one merged record each, into the settled file beside it
 (``journal.settled.jsonl``), and the journal is replaced atomically by what is left. Readers of
 records (``records()``, ``latest()``, the history, the gallery, the forecasts) read the settled
@@ -50,6 +50,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from mediagen.local._files import process_gone
 
 try:
     import fcntl
@@ -198,20 +200,6 @@ def _writer_gone(record: Mapping[str, Any]) -> bool:
     if not isinstance(pid, int) or record.get("host") != socket.gethostname():
         return False
     return process_gone(pid)
-
-
-def process_gone(pid: int) -> bool:
-    """True when no process ``pid`` runs on this machine (this one always runs; another
-    user's, or one a platform cannot ask about, is taken as running)."""
-    if pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except OSError:
-        return False
-    return False
 
 
 class Journal:

@@ -33,14 +33,14 @@ import datetime as dt
 import json
 import logging
 import os
-import tempfile
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mediagen.client._journal import Journal, read_records, settled_path
+from mediagen.local._files import append_durable, leftovers, write_atomic
+from mediagen.local._journal import Journal, read_records, settled_path
 
 log = logging.getLogger("mediagen")
 
@@ -122,9 +122,11 @@ def compact(
             return Compaction(0, len(records), before, before, _size(settled))
         already = {r.get("generation_id") for r in read_records(settled)}
         merged = [_fold([records[i] for i in group]) for group in finished]
-        _append_synced(settled, [r for r in merged if r.get("generation_id") not in already])
+        append_durable(
+            settled, _lines([r for r in merged if r.get("generation_id") not in already])
+        )
         kept = [r for i, r in enumerate(records) if i not in gone]
-        _replace_synced(journal.path, kept)
+        write_atomic(journal.path, _lines(kept), durable=True)
         return Compaction(len(merged), len(kept), before, _size(journal.path), _size(settled))
 
 
@@ -199,59 +201,11 @@ def _lines(records: Iterable[Mapping[str, Any]]) -> bytes:
     )
 
 
-def _append_synced(path: Path, records: list[dict[str, Any]]) -> None:
-    """Append ``records`` to ``path`` and flush them to disk (never glued onto a torn line)."""
-    if not records:
-        return
-    data = _lines(records)
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            data = b"\n" + data  # a compaction killed mid-append left a torn line
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _replace_synced(path: Path, records: list[dict[str, Any]]) -> None:
-    """Write ``records`` to a temporary file beside ``path``, flush it, rename it over."""
-    fd, temp = tempfile.mkstemp(prefix=_temp_prefix(path), dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(_lines(records))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    _sync_directory(path.parent)
-
-
-def _sync_directory(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # not every platform opens directories
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _remove_stale_temporaries(path: Path) -> None:
     """The temporary files of compactions killed before their rename (under the lock, so none
     is in use)."""
-    for stale in path.parent.glob(_temp_prefix(path) + "*"):
+    for stale in leftovers(path.parent, path.name):
         stale.unlink(missing_ok=True)
-
-
-def _temp_prefix(path: Path) -> str:
-    return f".{path.name}.compact-"
 
 
 def _size(path: Path) -> int:

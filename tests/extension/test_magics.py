@@ -7,7 +7,9 @@ in the namespace, and, for money, what the sandbox's ledger says.
 from __future__ import annotations
 
 import builtins
+import re
 
+import httpx
 import pandas as pd
 import pytest
 
@@ -373,6 +375,72 @@ def test_an_interrupt_stops_the_waiting_not_the_generation(shell, sandbox, tenan
     assert shell.ns["slow"].id == slow.id
     assert ledger_kinds(sandbox, tenant) == ["grant", "reserve", "charge"]
     assert [g.id for g in generations_of(tenant, sandbox)] == [slow.id]
+
+
+def _losing_client(sandbox, tenant, tmp_path, lose: dict[str, bool]) -> mediagen.Client:
+    """A client whose first image submit is interrupted (Ctrl-C) right after the service
+    answered: the job exists and is charged, the answer never reaches the cell."""
+
+    def interrupt_after_the_answer(response: httpx.Response) -> None:
+        request = response.request
+        if lose["on"] and request.method == "POST" and request.url.path == "/v1/images":
+            lose["on"] = False
+            raise KeyboardInterrupt
+
+    http = httpx.Client(event_hooks={"response": [interrupt_after_the_answer]})
+    return mediagen.Client(api_key=tenant.api_key, base_url=sandbox.base_url, http_client=http,
+                           cache_dir=tmp_path, journal=tmp_path / "journal.jsonl")  # fmt: skip
+
+
+def test_a_submit_interrupted_after_its_answer_is_attached_by_key_after_a_restart_once(
+    shell, sandbox, tenant, tmp_path
+):
+    lose = {"on": True}
+    mediagen.magics.use_client(_losing_client(sandbox, tenant, tmp_path, lose))
+    run = shell.run("%%mediagen image -o pic --yes\na lighthouse at dusk")
+    assert not lose["on"], "the submit was never interrupted"
+    assert run.success, "the interrupt must be handled by the magic, not escape as a traceback"
+    assert "KeyboardInterrupt" not in run.text
+    found = re.search(r"%mediagen attach --key (\S+) -o pic", run.text)
+    assert found, run.text
+    key = found.group(1)
+    assert "pic" not in shell.ns
+    assert ledger_kinds(sandbox, tenant) == ["grant", "reserve"]  # made and reserved, once
+
+    # A kernel restart: the magics loaded again over a new client on the same journal.
+    shell.ip.run_line_magic("unload_ext", "mediagen.extension")
+    shell.ip.run_line_magic("load_ext", "mediagen.extension")
+    restarted = mediagen.Client(api_key=tenant.api_key, base_url=sandbox.base_url,
+                                cache_dir=tmp_path, journal=tmp_path / "journal.jsonl")  # fmt: skip
+    mediagen.magics.use_client(restarted)
+    attached = shell.run(f"%mediagen attach --key {key} -o pic")
+    assert attached.success, attached.text
+    pic = shell.ns["pic"]
+    assert pic.idempotency_key == key
+    assert pic.status == "completed"
+    assert [g.id for g in generations_of(tenant, sandbox)] == [pic.id]
+    assert ledger_kinds(sandbox, tenant).count("reserve") == 1  # charged once
+
+    again = shell.run(f"%mediagen attach --key {key}")  # answered now: nothing waits under it
+    assert f"no submit with idempotency key {key!r}" in again.text
+    assert "%mediagen pending" in again.text
+    assert ledger_kinds(sandbox, tenant).count("reserve") == 1
+
+
+def test_running_an_interrupted_cell_again_reuses_its_key_and_charges_once(
+    shell, sandbox, tenant, tmp_path
+):
+    """The natural reaction to an interrupted cell is to run it again: that sends the lost
+    submit's key, so the service answers with the job it made instead of a second charge."""
+    lose = {"on": True}
+    mediagen.magics.use_client(_losing_client(sandbox, tenant, tmp_path, lose))
+    cell = "%%mediagen image -o pic --yes\na lighthouse at dawn"
+    first = shell.run(cell)
+    key = re.search(r"attach --key (\S+)", first.text).group(1)  # type: ignore[union-attr]
+    second = shell.run(cell)
+    assert second.success, second.text
+    assert shell.ns["pic"].idempotency_key == key
+    assert ledger_kinds(sandbox, tenant).count("reserve") == 1
 
 
 def test_history_of_one_generation_says_generation(shell, sandbox, tenant):

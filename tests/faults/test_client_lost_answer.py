@@ -296,3 +296,69 @@ def test_another_key_through_another_url_does_not_take_over_a_lost_attempt(
     assert gen.idempotency_key != lost.value.idempotency_key
     assert len(reserves(sandbox, other.org_id)) == 1
     assert len(reserves(sandbox, tenant.org_id)) == 1
+
+
+@pytest.mark.parametrize("own_key", [None, "caller-key-1"], ids=["client key", "caller key"])
+def test_resend_gets_the_lost_job_back_after_a_restart_and_charges_once(
+    sandbox, tenant, relay, client, tmp_path, own_key
+):
+    """Whoever made the key (the client, or the caller), a submit whose answer was lost is
+    sent again by that key from a new client over the same journal (a kernel restart)."""
+    request = example_request(sandbox, tenant, "pixel-1")
+    extra = {"idempotency_key": own_key} if own_key else {}
+    with pytest.raises(mediagen.APIConnectionError) as caught:
+        client.images.create(**request, **extra)
+    key = caught.value.idempotency_key
+    assert key == (own_key or key)
+    assert f"client.generations.resend({key!r})" in str(caught.value)
+    assert len(reserves(sandbox, tenant.org_id)) == 1  # made and charged; the answer was lost
+    relay.drop = lambda r: False
+    restarted = mediagen.Client(api_key=tenant.api_key, base_url=relay.url, cache_dir=tmp_path,
+                                journal=tmp_path / "journal.jsonl")  # fmt: skip
+    posts = _posts(relay)
+    gen = restarted.generations.resend(key)
+    assert gen.idempotency_key == key
+    assert _posts(relay) == posts + 1
+    assert len(reserves(sandbox, tenant.org_id)) == 1  # the same job: charged once
+    assert [g.id for g in restarted.generations.list()] == [gen.id]
+    assert not [r for r in restarted.generations.pending() if r.get("event") == "unanswered"]
+    with pytest.raises(LookupError, match=key):  # answered now: nothing waits under that key
+        restarted.generations.resend(key)
+    restarted.close()
+
+
+def test_resend_of_a_key_nothing_waits_under_names_the_key_and_sends_nothing(
+    sandbox, tenant, relay, client, tmp_path
+):
+    posts = _posts(relay)
+    with pytest.raises(LookupError, match=r"'never-sent'.*pending"):
+        client.generations.resend("never-sent")
+    off = mediagen.Client(api_key=tenant.api_key, base_url=relay.url, cache_dir=tmp_path,
+                          journal=False)  # fmt: skip
+    with pytest.raises(LookupError, match="the journal is off"):
+        off.generations.resend("never-sent")
+    off.close()
+    assert _posts(relay) == posts
+    assert reserves(sandbox, tenant.org_id) == []
+
+
+def test_the_async_client_resends_a_lost_submit_charged_once(sandbox, tenant, relay, tmp_path):
+    import asyncio
+
+    request = example_request(sandbox, tenant, "pixel-1")
+
+    async def main() -> tuple[str, str | None]:
+        async with mediagen.AsyncClient(api_key=tenant.api_key, base_url=relay.url,
+                                        cache_dir=tmp_path,
+                                        journal=tmp_path / "journal.jsonl") as aclient:  # fmt: skip
+            try:
+                await aclient.images.create(**request)
+            except mediagen.APIConnectionError as lost:
+                key = lost.idempotency_key
+            relay.drop = lambda r: False
+            gen = await aclient.generations.resend(key)
+            return key, gen.idempotency_key
+
+    key, resent = asyncio.run(main())
+    assert resent == key
+    assert len(reserves(sandbox, tenant.org_id)) == 1

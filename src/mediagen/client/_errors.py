@@ -268,9 +268,10 @@ def unanswered_submit(error: Any, idempotency_key: str) -> Any:
 
 def _recovery_hint(key: str) -> str:
     return (
-        "The service may have created (and charged) this job. Nothing is charged twice: send "
-        f"it again with idempotency_key={key!r} to get the original job back (with its journal "
-        "on, the client does that by itself for the same call); "
+        "The service may have created (and charged) this job. Nothing is charged twice: "
+        f"client.generations.resend({key!r}), or the same call with idempotency_key={key!r}, "
+        "sends it again with its key and gets the original job back (with its journal on, the "
+        "client does that by itself for the same call); "
         "client.generations.recover() looks it up without submitting."
     )
 

@@ -172,6 +172,27 @@ def _recover(client: Any) -> Flow[list[Generation[Any]]]:
     return found
 
 
+def _resend(client: Any, key: str) -> Flow[Generation[Any]]:
+    """Flow: the submit journaled under ``key`` whose answer was lost, sent again with that
+    key and the body sent then (its uploads are at the service already): the service answers
+    with the job it made, or makes it now. Charged at most once, whoever made the key."""
+    found = [r for r in client._journal_unanswered() if r.get("idempotency_key") == key]
+    if not found:
+        where = "the journal is off" if client.journal is None else f"see {client.journal.path}"
+        raise LookupError(
+            f"no submit with idempotency key {key!r} is waiting for its answer ({where}); "
+            "client.generations.pending() lists those that are"
+        )
+    record = found[0]
+    fields = {**(record.get("request") or {}), "idempotency_key": key}
+    return (
+        yield from submit(
+            client, str(record.get("kind")), fields,
+            extra_body=None, extra_headers=None, validate=False, estimate=None,
+        )
+    )  # fmt: skip
+
+
 def _resume(client: Any, wait: bool, download: bool) -> Flow[list[Generation[Any]]]:
     recovered = yield from _recover(client)
     ids = [r["generation_id"] for r in client._journal_pending()]
@@ -289,6 +310,9 @@ class _GenerationsBase(_Resource):
 
     def _resume(self, wait: bool, download: bool | None) -> Flow[builtins.list[Generation[Any]]]:
         return _resume(self._client, wait, self._download(download))
+
+    def _resend(self, idempotency_key: str) -> Flow[Generation[Any]]:
+        return _resend(self._client, idempotency_key)
 
     def pending(self) -> builtins.list[dict[str, Any]]:
         """Journal records of generations this machine submitted that were last seen pending,
@@ -611,6 +635,16 @@ class Generations(_GenerationsBase, Generic[BlockingT]):
         """
         return self._client._run(within(self._resume(wait, download), timeout))
 
+    def resend(
+        self, idempotency_key: str, *, timeout: float | None = None
+    ) -> Generation[BlockingT]:
+        """Send again the submit whose answer was lost under ``idempotency_key`` (it is in
+        :meth:`pending`), with that key and the body sent then: the service answers with the
+        job it made, or makes it now, so it is charged at most once. Works for a key the
+        caller brought as for one the client made, after a kernel restart too (the journal
+        keeps the attempt); ``LookupError`` when no such submit waits for its answer."""
+        return self._client._run(within(self._resend(idempotency_key), timeout))
+
 
 class Models(_ModelsBase):
     """The catalog: ``GET /v1/models``, ``/v1/models/{id}`` and the estimate endpoint."""
@@ -819,6 +853,13 @@ class AsyncGenerations(_GenerationsBase, Generic[AwaitingT]):
         """Re-attach after a kernel restart: the current state of every journaled pending job (as
         ``Client.generations.resume``; ``wait=True`` also waits for the rest)."""
         return await self._client._run(within(self._resume(wait, download), timeout))
+
+    async def resend(
+        self, idempotency_key: str, *, timeout: float | None = None
+    ) -> Generation[AwaitingT]:
+        """Send again the submit whose answer was lost under ``idempotency_key``, with that key
+        and the body sent then: charged at most once (as ``Client.generations.resend``)."""
+        return await self._client._run(within(self._resend(idempotency_key), timeout))
 
 
 class AsyncModels(_ModelsBase):

@@ -21,10 +21,10 @@ from mediagen.client import (
     Estimate,
     Generation,
     MediagenError,
+    SubmitInterrupted,
     UploadTicket,
     _models,
 )
-from mediagen.client._submit import new_idempotency_key
 from mediagen.display._progress import (
     Progress,
     format_seconds,
@@ -175,12 +175,14 @@ def _confirm(magics: MagicSession, price: Any) -> bool:
 def submit(
     magics: MagicSession, kind: str, request: dict[str, Any], name: str | None
 ) -> Generation | None:
-    """Submit with a fresh idempotency key, kept until the service answers."""
-    key = new_idempotency_key()
-    magics.unconfirmed[key] = (kind, request)
+    """Submit through the client, which makes the idempotency key and journals the attempt:
+    an interrupt before the answer leaves it recoverable by that key (``%mediagen attach
+    --key``, after a kernel restart too), and running the same cell again reuses the key
+    instead of charging twice."""
     try:
-        generation = magics.client.resource(kind).create(**request, idempotency_key=key)
-    except KeyboardInterrupt:
+        return magics.client.resource(kind).create(**request)
+    except SubmitInterrupted as interrupted:
+        key = interrupted.idempotency_key
         target = f" -o {name}" if name else ""
         display(
             Notice(
@@ -191,21 +193,14 @@ def submit(
             )
         )
         return None
-    magics.unconfirmed.pop(key, None)
-    return generation
 
 
 def resubmit(magics: MagicSession, key: str) -> Generation:
     """Repeat an interrupted submit with its own key: the service answers with the one job."""
-    if key not in magics.unconfirmed:
-        raise MagicUsageError(
-            f"no interrupted submit with key {key!r} in this session; "
-            "see `%mediagen pending` for generations still running"
-        )
-    kind, request = magics.unconfirmed[key]
-    generation = magics.client.resource(kind).create(**request, idempotency_key=key)
-    magics.unconfirmed.pop(key, None)
-    return generation
+    try:
+        return magics.client.generations.resend(key)
+    except LookupError as missing:
+        raise MagicUsageError(f"{missing}; see `%mediagen pending`") from None
 
 
 def wait_and_show(magics: MagicSession, generation: Generation, name: str | None) -> Any:

@@ -44,8 +44,6 @@ class MediagenMagics(Magics):
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
         self._own_client: Client | None = None
-        #: idempotency key -> (kind, request) of submits interrupted before an answer
-        self.unconfirmed: dict[str, tuple[str, dict[str, Any]]] = {}
 
     @property
     def client(self) -> Client:

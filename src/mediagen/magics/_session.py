@@ -15,9 +15,6 @@ if TYPE_CHECKING:
 class MagicSession(Protocol):
     """The client, the user's namespace and the settings of one loaded extension."""
 
-    #: idempotency key -> (kind, request) of submits interrupted before an answer
-    unconfirmed: dict[str, tuple[str, dict[str, Any]]]
-
     @property
     def client(self) -> Client: ...
 

@@ -18,15 +18,60 @@ does), so it is charged once; keys the caller gave are always used as given.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Generic
+from concurrent.futures import Future, ThreadPoolExecutor
+from types import TracebackType
+from typing import Any, Generic, TypeVar
 
 from mediagen.client import _submit
 from mediagen.client._budget import active_budgets, refuse_over
 from mediagen.client._effects import Flow, Invoke
 from mediagen.client._errors import LocalValidationError, MediagenError
 from mediagen.client._models import ClientT, Estimate, Generation
+
+_T = TypeVar("_T")
+
+
+class Executor:
+    """The one way a blocking client runs many calls at once: a batch's submits, a table's
+    rows and the saving of their outputs all go through one of these (``client.executor()``).
+
+    At most ``concurrency`` calls run at a time, each on a worker thread in a copy of the
+    caller's context, so ``with mediagen.budget(...)`` and the progress display hold there
+    too. Leaving it (normally, on an error or on Ctrl-C) cancels what has not started and
+    waits for what has: a submit under way ends as every submit does (answered, or journaled
+    unanswered and recoverable by its key), and nothing not yet sent is sent later.
+    """
+
+    def __init__(self, concurrency: int) -> None:
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+            raise ValueError(f"concurrency must be a whole number >= 1, not {concurrency!r}")
+        self.concurrency = concurrency
+        self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="mediagen")
+
+    def submit(self, fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> Future[_T]:
+        """``fn(*args, **kwargs)`` on a worker thread, in a copy of this thread's context."""
+        return self._pool.submit(contextvars.copy_context().run, fn, *args, **kwargs)
+
+    def close(self) -> None:
+        """Cancel what has not started; wait for what has."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Executor(concurrency={self.concurrency})"
 
 
 @dataclasses.dataclass(eq=False)

@@ -24,7 +24,7 @@ from mediagen.client._requests import Attempts, DeadlinePassed
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-    from mediagen.client._batch import BatchItem, BatchResult
+    from mediagen.client._batch import BatchItem, BatchResult, Executor
     from mediagen.client._effects import Fetched, Flow, Put
     from mediagen.client._models import Generation
     from mediagen.client._requests import Attempts, RequestSpec
@@ -176,8 +176,7 @@ class SyncDriver(BaseClient):
         stop the others: its ``error`` is set. The kind (image, video, audio) comes from each
         model's catalog entry unless ``kind=`` (or a ``"kind"`` key in a request) says.
         """
-        import contextvars
-        from concurrent.futures import ThreadPoolExecutor, as_completed
+        from concurrent.futures import as_completed
 
         from mediagen.client import _batch, _hooks
 
@@ -188,22 +187,26 @@ class SyncDriver(BaseClient):
         )
         todo = _batch.runnable(result)
         if todo:
-            # Threads, each in a copy of this context, so ``with mediagen.budget(...)`` holds.
             with (
                 _hooks.progress(f"Submitting {len(todo)} requests", "request", len(todo)) as bar,
-                ThreadPoolExecutor(max_workers=min(concurrency, len(todo))) as pool,
+                self.executor(min(concurrency, len(todo))) as pool,
             ):
-                futures = [
-                    pool.submit(
-                        contextvars.copy_context().run, self._run, _batch.submit_item(self, item)
-                    )
-                    for item in todo
-                ]
+                futures = [pool.submit(self._run, _batch.submit_item(self, item)) for item in todo]
                 for future in as_completed(futures):
                     future.result()
                     if bar is not None:
                         bar.advance()
         return result
+
+    def executor(self, concurrency: int = DEFAULT_CONCURRENCY) -> Executor:
+        """Run many calls of this client at once, at most ``concurrency`` at a time: the
+        executor its batches and table runs use. ``with client.executor(8) as pool:
+        futures = [pool.submit(client.images.create, **r) for r in requests]``; each call runs
+        in a copy of the caller's context (an active ``mediagen.budget`` holds), and leaving
+        the block (Ctrl-C included) cancels what has not started."""
+        from mediagen.client._batch import Executor
+
+        return Executor(concurrency)
 
     # --- running flows --------------------------------------------------------------------
 

@@ -15,12 +15,11 @@ page of a hundred, not one poll per job), so memory holds at most two chunks of 
 
 from __future__ import annotations
 
-import contextvars
 import datetime as dt
 import os
 import tempfile
 from collections.abc import Callable, Hashable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +29,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from mediagen.client import Client, Generation
+    from mediagen.client._batch import Executor
 
 #: rows submitted ahead of the watch; two chunks' generations are held at most
 CHUNK = 400
@@ -187,7 +187,7 @@ def _watch_chunk(
     labels: list[Hashable],
     records: list[dict[str, Any] | None],
     output_dir: str | None,
-    pool: ThreadPoolExecutor,
+    pool: Executor,
     on_row: OnRow | None,
 ) -> None:
     """Wait for a chunk's submits, watch its generations in bulk, save outputs (in the pool)
@@ -204,10 +204,7 @@ def _watch_chunk(
             gens.append(outcome)
     saving: list[tuple[int, Future[dict[str, Any]]]] = []
     for gen in client.generations.watch(gens, download=False):
-        task = contextvars.copy_context().run
-        saving.append(
-            (position[gen.id], pool.submit(task, finished_record, client, gen, output_dir))
-        )
+        saving.append((position[gen.id], pool.submit(finished_record, client, gen, output_dir)))
     for i, future in saving:
         records[i] = future.result()
         _tell(on_row, labels[i], records[i])
@@ -238,14 +235,13 @@ def run_rows(
     records: list[dict[str, Any] | None] = [None] * len(rows)
     kinds: dict[Any, str] = {}
     workers = max(1, int(concurrency))
-    pool = ThreadPoolExecutor(max_workers=workers)
-    try:
+    # after Ctrl-C or an error, rows not yet sent stay unsent (the next call sends them)
+    with client.executor(workers) as pool:
         waiting: _Chunk | None = None
         offset = 0
         for part in _chunks(rows, max(CHUNK, workers)):
-            copy = contextvars.copy_context
             futures = [
-                pool.submit(copy().run, submit_row, client, dict(request), str(key), kinds)
+                pool.submit(submit_row, client, dict(request), str(key), kinds)
                 for request, key in zip(part["request"], part["key"], strict=True)
             ]
             if waiting is not None:
@@ -254,8 +250,6 @@ def run_rows(
             offset += len(part)
         if waiting is not None:
             _watch_chunk(client, waiting, labels, records, target, pool, progress)
-    finally:  # after Ctrl-C or an error, rows not yet sent stay unsent (the next call sends them)
-        pool.shutdown(wait=True, cancel_futures=True)
     frame = pd.DataFrame.from_records(
         [r if r is not None else empty_record() for r in records],
         columns=list(RESULT_COLUMNS),

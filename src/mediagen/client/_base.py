@@ -264,7 +264,7 @@ class BaseClient:
         raise NotImplementedError
 
 
-def _print_estimate(client: Any, total: float, items: list[Any]) -> None:
+def _print_estimate(client: BaseClient, total: float, items: list[Any]) -> None:
     from mediagen.client import _batch, _hooks
 
     # shown to the notebook user on purpose: the price, then what higher layers add (forecasts)

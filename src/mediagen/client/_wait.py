@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from mediagen.client import _requests
-from mediagen.client._effects import Call, Emit, Flow, Invoke, Now, Sleep
+from mediagen.client._effects import Call, ClientCore, Emit, Flow, Invoke, Now, Sleep
 from mediagen.client._errors import APITimeoutError, WaitInterrupted, WaitTimeoutError
 from mediagen.client._models import Generation
 from mediagen.client._transport import save_generation
@@ -48,7 +48,7 @@ def intervals(poll_interval: tuple[float, float]):
         interval = min(cap, interval * BACKOFF) if interval else cap
 
 
-def finish(client: Any, gen: Generation[Any], download: bool, deadline: float | None = None):
+def finish(client: ClientCore, gen: Generation[Any], download: bool, deadline: float | None = None):
     """Flow: journal the terminal state and (completed) download the outputs."""
     client._journal_finished(gen)
     if download and gen.status == "completed" and gen.outputs:
@@ -60,7 +60,7 @@ def first_look(start: float, deadline: float | None) -> float | None:
     return None if deadline is None else max(deadline, start + FIRST_LOOK)
 
 
-def poll(client: Any, gid: str, deadline: float | None) -> Flow[Generation[Any]]:
+def poll(client: ClientCore, gid: str, deadline: float | None) -> Flow[Generation[Any]]:
     """Flow: read one generation; transient failures are retried until ``deadline``."""
     spec = _requests.get_generation(gid)
     data = yield Call(spec, deadline=deadline, persistent=True)
@@ -68,7 +68,7 @@ def poll(client: Any, gid: str, deadline: float | None) -> Flow[Generation[Any]]
 
 
 def wait(
-    client: Any,
+    client: ClientCore,
     target: Any,
     *,
     timeout: float | None,
@@ -116,7 +116,7 @@ def _oldest(gens: Iterable[Generation[Any]]) -> dt.datetime | None:
 
 
 def watch(
-    client: Any,
+    client: ClientCore,
     targets: Iterable[Any],
     *,
     timeout: float | None,

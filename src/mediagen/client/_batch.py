@@ -23,10 +23,10 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Generic
 
 from mediagen.client import _submit
-from mediagen.client._budget import active_budgets, refuse_over
+from mediagen.client._budget import Budget, active_budgets, refuse_over
 from mediagen.client._effects import ClientCore, Flow, Invoke
 from mediagen.client._errors import LocalValidationError, MediagenError
-from mediagen.client._models import ClientT, Estimate, Generation
+from mediagen.client._models import ClientT, Estimate, Generation, ModelInfo
 
 
 @dataclasses.dataclass(eq=False)
@@ -91,7 +91,9 @@ def describe(total: float, items: list[BatchItem[Any]]) -> str:
     return text
 
 
-def _local_problems(client: ClientCore, entry: Any, request: dict, kind: str) -> list[dict]:
+def _local_problems(
+    client: ClientCore, entry: ModelInfo, request: dict[str, Any], kind: str
+) -> list[dict]:
     """The catalog's local checks, minus reference fields: those are resolved (a path is
     uploaded, an output becomes its asset id) only when the item is submitted."""
     if not client._config.validate:
@@ -176,7 +178,7 @@ def _refuse_over_limits(client: ClientCore, total: float, max_credits: float | N
     refuse_over(total, (*_budgets(client), *active_budgets()), max_credits)
 
 
-def _budgets(client: ClientCore) -> tuple[Any, ...]:
+def _budgets(client: ClientCore) -> tuple[Budget, ...]:
     return (client._budget,) if client._budget is not None else ()
 
 

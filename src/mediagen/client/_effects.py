@@ -69,7 +69,7 @@ class Put:
 
     url: str
     headers: dict[str, str]
-    source: Any  # _uploads.Source
+    source: Any  # a _submit.Source (that module sits above this one)
     deadline: float | None = None  # as for Call: the whole upload, retries included
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from mediagen.client import _requests
-from mediagen.client._budget import active_budgets
+from mediagen.client._budget import Budget, active_budgets
 from mediagen.client._effects import Call, ClientCore, Flow, Put
 from mediagen.client._errors import (
     APIConnectionError,
@@ -219,15 +219,15 @@ class _HeldBudgets:
     """
 
     def __init__(self) -> None:
-        self._held: dict[str, tuple[list[Any], float | None]] = {}
+        self._held: dict[str, tuple[list[Budget], float | None]] = {}
         self._lock = threading.Lock()
 
-    def keep(self, key: str, taken: list[Any], price: float | None) -> None:
+    def keep(self, key: str, taken: list[Budget], price: float | None) -> None:
         if taken:
             with self._lock:
                 self._held[key] = (taken, price)
 
-    def take(self, key: str) -> tuple[list[Any], float | None] | None:
+    def take(self, key: str) -> tuple[list[Budget], float | None] | None:
         with self._lock:
             return self._held.pop(key, None)
 
@@ -388,12 +388,12 @@ class _Shares:
     """The budget shares one submit holds: taken all or none, given back on a refusal, kept
     (and handed to the re-send) when the answer is lost."""
 
-    taken: list[Any]
+    taken: list[Budget]
     price: float | None
 
     @classmethod
-    def reserve(cls, budgets: tuple[Any, ...], price: float | None) -> _Shares:
-        taken: list[Any] = []
+    def reserve(cls, budgets: tuple[Budget, ...], price: float | None) -> _Shares:
+        taken: list[Budget] = []
         if budgets and price is not None:
             try:
                 for found in budgets:
@@ -405,6 +405,8 @@ class _Shares:
         return cls(taken, price)
 
     def release(self) -> None:
+        if self.price is None:  # nothing was taken without a price
+            return
         for found in self.taken:
             found.release(self.price)
 
@@ -466,7 +468,7 @@ def submit(
     return gen
 
 
-def _budgets(client: ClientCore) -> tuple[Any, ...]:
+def _budgets(client: ClientCore) -> tuple[Budget, ...]:
     """The client's own budget, then every ``with mediagen.budget(...)`` active here."""
     found = tuple(active_budgets())
     return found if client._budget is None else (client._budget, *found)

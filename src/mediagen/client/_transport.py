@@ -147,7 +147,9 @@ def save_output(
     return (yield from _fetch_into(client, output, dest, deadline))
 
 
-def _fetch_into(client: ClientCore, output: GenerationOutput, final: Path, deadline: float | None):
+def _fetch_into(
+    client: ClientCore, output: GenerationOutput, final: Path, deadline: float | None
+) -> Flow[Path]:
     """Flow: the output downloaded to ``final`` by ``deadline``; without one, within the
     client's ``timeout``, so a server that trickles bytes (each read in time, the whole never)
     cannot hold a call, a table run or a server's handler for ever."""
@@ -507,7 +509,9 @@ def attempt_timeout(client: ClientCore, tries: Attempts) -> dict[str, Any]:
 # --- the decisions ------------------------------------------------------------------------
 
 
-def _after_transport_error(client: ClientCore, spec: Any, tries: Attempts, exc: Exception) -> float:
+def _after_transport_error(
+    client: ClientCore, spec: RequestSpec, tries: Attempts, exc: Exception
+) -> float:
     """The pause before retrying after a transport failure; raises when it is final."""
     delay = tries.next_delay(
         connection_error=True,
@@ -522,7 +526,7 @@ def _after_transport_error(client: ClientCore, spec: Any, tries: Attempts, exc: 
 
 
 def _after_unreadable_answer(
-    client: ClientCore, spec: Any, tries: Attempts, exc: Exception, unreadable: int
+    client: ClientCore, spec: RequestSpec, tries: Attempts, exc: Exception, unreadable: int
 ) -> float:
     """The pause before asking again after a 2xx whose body is not JSON; raises when final.
 
@@ -543,7 +547,12 @@ def _after_unreadable_answer(
 
 
 def _after_error_status(
-    client: ClientCore, spec: Any, tries: Attempts, status: int, headers: Any, content: bytes
+    client: ClientCore,
+    spec: RequestSpec,
+    tries: Attempts,
+    status: int,
+    headers: httpx.Headers,
+    content: bytes,
 ) -> tuple[float, float | None]:
     """The pause before retrying after an error status (cut to the deadline) and the
     service's ``Retry-After``; raises the error when final."""
@@ -560,7 +569,7 @@ def _after_error_status(
 
 
 def _file_error_delay(
-    client: ClientCore, tries: Attempts, response: Any, method: str, where: str
+    client: ClientCore, tries: Attempts, response: httpx.Response, method: str, where: str
 ) -> float:
     """The pause before retrying an upload/download URL's error status; raises if final."""
     error = error_from_response(

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from mediagen.client._batch import BatchItem, BatchResult
     from mediagen.client._budget import Budget
     from mediagen.client._effects import Flow
-    from mediagen.client._models import Generation, GenerationOutput
+    from mediagen.client._models import Estimate, Generation, GenerationOutput
     from mediagen.local._cache import OutputCache
     from mediagen.local._journal import Journal
 
@@ -166,7 +166,14 @@ class BaseClient:
     # --- journal --------------------------------------------------------------------------
 
     def _journal_record(
-        self, event, kind, body, key, generation, quote, inputs=None
+        self,
+        event: str,
+        kind: str | None,
+        body: dict[str, Any] | None,
+        key: str | None,
+        generation: Generation[Any] | None,
+        quote: Estimate | None,
+        inputs: str | None = None,
     ) -> dict[str, Any]:
         from mediagen.client._errors import shown_url
         from mediagen.local._journal import make_record
@@ -190,8 +197,8 @@ class BaseClient:
         kind: str | None,
         body: dict[str, Any] | None,
         key: str | None,
-        generation: Any,
-        quote: Any,
+        generation: Generation[Any] | None,
+        quote: Estimate | None,
     ) -> None:
         if self.journal is None:
             return
@@ -201,7 +208,12 @@ class BaseClient:
             log.warning("mediagen: could not write the request journal: %s", exc)
 
     def _journal_attempt(
-        self, kind: str, body: dict[str, Any], key: str, quote: Any, inputs: str | None = None
+        self,
+        kind: str,
+        body: dict[str, Any],
+        key: str,
+        quote: Estimate | None,
+        inputs: str | None = None,
     ) -> str:
         """Journal a submit about to be sent; the idempotency key to send it with.
 
@@ -264,7 +276,7 @@ class BaseClient:
         raise NotImplementedError
 
 
-def _print_estimate(client: Any, total: float, items: list[Any]) -> None:
+def _print_estimate(client: BaseClient, total: float, items: list[Any]) -> None:
     from mediagen.client import _batch, _hooks
 
     # shown to the notebook user on purpose: the price, then what higher layers add (forecasts)

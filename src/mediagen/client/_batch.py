@@ -26,10 +26,10 @@ from types import TracebackType
 from typing import Any, Generic, TypeVar
 
 from mediagen.client import _submit
-from mediagen.client._budget import active_budgets, refuse_over
-from mediagen.client._effects import Flow, Invoke
+from mediagen.client._budget import Budget, active_budgets, refuse_over
+from mediagen.client._effects import ClientCore, Flow, Invoke
 from mediagen.client._errors import LocalValidationError, MediagenError
-from mediagen.client._models import ClientT, Estimate, Generation
+from mediagen.client._models import ClientT, Estimate, Generation, ModelInfo
 
 _T = TypeVar("_T")
 
@@ -136,7 +136,9 @@ def describe(total: float, items: list[BatchItem[Any]]) -> str:
     return text
 
 
-def _local_problems(client: Any, entry: Any, request: dict, kind: str) -> list[dict]:
+def _local_problems(
+    client: ClientCore, entry: ModelInfo, request: dict[str, Any], kind: str
+) -> list[dict]:
     """The catalog's local checks, minus reference fields: those are resolved (a path is
     uploaded, an output becomes its asset id) only when the item is submitted."""
     if not client._config.validate:
@@ -154,7 +156,7 @@ def _local_problems(client: Any, entry: Any, request: dict, kind: str) -> list[d
 
 
 def prepare(
-    client: Any,
+    client: ClientCore,
     requests: Iterable[Mapping[str, Any]],
     kind: str | None,
     on_estimate: Callable[[float, list[BatchItem[Any]]], Any] | None,
@@ -189,7 +191,7 @@ def prepare(
     return BatchResult(items, total)
 
 
-def _quote_item(client: Any, item: BatchItem[Any]) -> Flow[Estimate]:
+def _quote_item(client: ClientCore, item: BatchItem[Any]) -> Flow[Estimate]:
     """Flow: one request checked (model, kind, fields) before its quote, so a mistake is named
     as the caller wrote it and costs no request to the estimate endpoint."""
     request = item.request
@@ -215,13 +217,13 @@ def _quote_item(client: Any, item: BatchItem[Any]) -> Flow[Estimate]:
     )
 
 
-def _refuse_over_limits(client: Any, total: float, max_credits: float | None) -> None:
+def _refuse_over_limits(client: ClientCore, total: float, max_credits: float | None) -> None:
     """Raise ``BudgetExceededError`` if the batch's total is over ``max_credits``, the client's
     budget or an active ``with budget(...)``: the whole batch is refused, nothing is sent."""
     refuse_over(total, (*_budgets(client), *active_budgets()), max_credits)
 
 
-def _budgets(client: Any) -> tuple[Any, ...]:
+def _budgets(client: ClientCore) -> tuple[Budget, ...]:
     return (client._budget,) if client._budget is not None else ()
 
 
@@ -229,7 +231,7 @@ def runnable(items: Iterable[BatchItem[Any]]) -> list[BatchItem[Any]]:
     return [item for item in items if item.error is None]
 
 
-def submit_item(client: Any, item: BatchItem[Any]) -> Flow[BatchItem[Any]]:
+def submit_item(client: ClientCore, item: BatchItem[Any]) -> Flow[BatchItem[Any]]:
     """Flow: submit one prepared item; never raises (the error is kept on the item)."""
     try:
         fields = dict(item.request)

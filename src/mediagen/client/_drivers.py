@@ -510,7 +510,7 @@ class AsyncDriver(BaseClient):
         )
         gate = asyncio.Semaphore(concurrency)
 
-        async def one(item: Any) -> None:
+        async def one(item: BatchItem[Any]) -> None:
             async with gate:
                 await self._run(_batch.submit_item(self, item))
 

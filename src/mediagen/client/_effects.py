@@ -11,9 +11,17 @@ import dataclasses
 from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from mediagen.client._requests import RequestSpec
+
+# what a flow reads of its client, named for type checkers only (all of it sits below here)
+if TYPE_CHECKING:
+    from mediagen.client._budget import Budget
+    from mediagen.client._config import ClientConfig
+    from mediagen.client._requests import KeyGate, RetryPolicy
+    from mediagen.local._cache import OutputCache
+    from mediagen.local._journal import Journal
 
 
 @dataclass(frozen=True)
@@ -62,7 +70,7 @@ class Put:
 
     url: str
     headers: dict[str, str]
-    source: Any  # _uploads.Source
+    source: Any  # a _submit.Source (that module sits above this one)
     deadline: float | None = None  # as for Call: the whole upload, retries included
 
 
@@ -101,30 +109,104 @@ Flow = Generator[Any, Any, _T]
 
 
 # =================================================================================================
+# What a flow reads of the client that runs it.
+#
+# The flows (``_submit``, ``_wait``, ``_transport``, ``_resources``, ``_batch``) are handed the
+# client that runs them; ``_base.BaseClient`` implements what they read, but sits above them, so
+# they name this protocol instead. Everything here is read, never assigned.
+# =================================================================================================
+
+
+class ClientCore(Protocol):
+    """What a flow reads of its client: settings, budget, clock, retry policy, the key's gate,
+    the caches and the request journal (``_base.BaseClient``)."""
+
+    @property
+    def _config(self) -> ClientConfig: ...
+
+    @property
+    def _budget(self) -> Budget | None: ...
+
+    @property
+    def _clock(self) -> Callable[[], float]: ...
+
+    @property
+    def _secrets(self) -> tuple[str, ...]: ...
+
+    @property
+    def _policy(self) -> RetryPolicy: ...
+
+    @property
+    def _gate(self) -> KeyGate: ...
+
+    @property
+    def _cache(self) -> OutputCache: ...
+
+    #: catalog entries (``ModelInfo``) by model id
+    @property
+    def _models_cache(self) -> dict[str, Any]: ...
+
+    #: the request journal (None when it is off)
+    @property
+    def journal(self) -> Journal | None: ...
+
+    # The journal (its signatures are ``BaseClient``'s). A generation and a quote
+    # (``Estimate``) are ``Any`` here: the models sit above this module.
+
+    def _journal_event(
+        self,
+        event: str,
+        kind: str | None,
+        body: dict[str, Any] | None,
+        key: str | None,
+        generation: Any,
+        quote: Any,
+    ) -> None: ...
+
+    def _journal_attempt(
+        self, kind: str, body: dict[str, Any], key: str, quote: Any, inputs: str | None = None
+    ) -> str: ...
+
+    def _journal_lost_inputs(self, kind: str, inputs: str) -> dict[str, Any] | None: ...
+
+    def _journal_unanswered(self) -> list[dict[str, Any]]: ...
+
+    def _journal_finished(self, gen: Any) -> None: ...
+
+    def _journal_pending(self) -> list[dict[str, Any]]: ...
+
+
+# =================================================================================================
 # What a model or a resource calls on the client that made it, as two small protocols.
 #
 # The models (``Generation``, ``GenerationOutput``, batches) and the resources act through their
 # client, so their types name it: a ``Client``'s calls return values, an ``AsyncClient``'s
 # return coroutines. They are generic over these protocols instead of importing the concrete
 # clients, which sit above them; ``_clients`` (the top of the package) names the public spellings
-# (``Generation`` is ``Generation[Client]``).
+# (``Generation`` is ``Generation[Client]``). Each is a ``ClientCore`` (its resources hand it to
+# the flows) with its driver's ``_run`` / ``_iterate`` and its blocking twin (``_sync_twin``:
+# the history's table is read blocking, from either client).
 # =================================================================================================
 
 
-class BlockingClient(Protocol):
+class BlockingClient(ClientCore, Protocol):
     """A client whose calls return their values (``Client``)."""
 
     def _run(self, flow: Flow[_T]) -> _T: ...
 
     def _iterate(self, flow: Any) -> Iterator[Any]: ...
 
+    def _sync_twin(self) -> BlockingClient: ...
 
-class AwaitingClient(Protocol):
+
+class AwaitingClient(ClientCore, Protocol):
     """A client whose calls return coroutines to await (``AsyncClient``)."""
 
     def _run(self, flow: Flow[_T]) -> Coroutine[Any, Any, _T]: ...
 
     def _iterate(self, flow: Any) -> AsyncIterator[Any]: ...
+
+    def _sync_twin(self) -> BlockingClient: ...
 
 
 #: the blocking client a resource or a model belongs to

@@ -69,7 +69,7 @@ class APIError(MediagenError):
             f"message={self.message!r}, trace_id={self.trace_id!r})"
         )
 
-    def __reduce__(self):  # picklable (keyword-only args)
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:  # picklable (keyword-only args)
         state = dict(self.__dict__)
         return (_rebuild, (type(self), self.message, state))
 
@@ -223,7 +223,7 @@ class UnexpectedResponseError(MediagenError):
         self.details: list[dict[str, Any]] = []
         self.trace_id = None
 
-    def __reduce__(self):  # picklable (keyword-only args)
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:  # picklable (keyword-only args)
         return (_rebuild_plain, (type(self), self.args, dict(self.__dict__)))
 
 

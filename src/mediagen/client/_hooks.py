@@ -38,7 +38,7 @@ def add_estimate_note(note: Note) -> None:
         _notes.append(note)
 
 
-def estimate_notes(client: Any, items: list[Any]) -> list[str]:
+def estimate_notes(client: object, items: list[Any]) -> list[str]:
     out = []
     for note in list(_notes):
         try:

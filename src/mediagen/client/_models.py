@@ -26,7 +26,7 @@ from typing_extensions import Self, TypeVar
 # the widgets and the magics import the accessors from here too
 
 if TYPE_CHECKING:
-    from mediagen.client._effects import AwaitingT, BlockingClient, BlockingT
+    from mediagen.client._effects import AwaitingT, BlockingClient, BlockingT, ClientCore
     from mediagen.pricing.catalog import Catalog
 
 TERMINAL_STATUSES = ("completed", "failed")
@@ -167,7 +167,9 @@ class GenerationOutput(_Model, Generic[ClientT]):
         "duration_seconds",
     )
 
-    def _bind(self, client: Any = None, generation_id: str | None = None, **_: Any) -> None:
+    def _bind(
+        self, client: ClientCore | None = None, generation_id: str | None = None, **_: Any
+    ) -> None:
         self._client = client
         self._generation_id = generation_id
 
@@ -290,7 +292,9 @@ class Generation(_Model, Generic[ClientT]):
     )
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None, client: Any = None, **_: Any) -> Self:
+    def from_dict(
+        cls, data: Mapping[str, Any] | None, client: ClientCore | None = None, **_: Any
+    ) -> Self:
         gen = super().from_dict(data, client=client)
         gen.outputs = [
             GenerationOutput.from_dict(o, client=client, generation_id=gen.id)
@@ -299,7 +303,7 @@ class Generation(_Model, Generic[ClientT]):
         ]
         return gen
 
-    def _bind(self, client: Any = None, **_: Any) -> None:
+    def _bind(self, client: ClientCore | None = None, **_: Any) -> None:
         self._client = client
 
     @property

@@ -25,6 +25,7 @@ from mediagen.client._effects import (
     BlockingClient,
     BlockingT,
     Call,
+    ClientCore,
     Emit,
     Flow,
     within,
@@ -56,7 +57,7 @@ _G = TypeVar("_G")
 
 
 class _Resource:
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: ClientCore) -> None:
         self._client = client
 
     def __repr__(self) -> str:
@@ -94,16 +95,16 @@ class _Create(_Resource):
 # --- generations --------------------------------------------------------------------------
 
 
-def _get(client: Any, generation_id: str) -> Flow[Generation[Any]]:
+def _get(client: ClientCore, generation_id: str) -> Flow[Generation[Any]]:
     data = yield Call(_requests.get_generation(generation_id))
     return Generation.from_dict(data, client=client)
 
 
-def _page(client: Any, query: Mapping[str, Any]) -> Flow[Any]:
+def _page(client: ClientCore, query: Mapping[str, Any]) -> Flow[Any]:
     return (yield Call(_requests.list_generations(**query)))
 
 
-def _list(client: Any, query: dict[str, Any], max_items: int | None) -> Flow[None]:
+def _list(client: ClientCore, query: dict[str, Any], max_items: int | None) -> Flow[None]:
     seen = 0
     while True:
         page = yield Call(_requests.list_generations(**query))
@@ -118,7 +119,7 @@ def _list(client: Any, query: dict[str, Any], max_items: int | None) -> Flow[Non
         query = {**query, "after": cursor}
 
 
-def _fetch_many(client: Any, ids: Iterable[str]) -> Flow[list[Generation[Any]]]:
+def _fetch_many(client: ClientCore, ids: Iterable[str]) -> Flow[list[Generation[Any]]]:
     out = []
     for gid in ids:
         try:
@@ -134,7 +135,7 @@ RECOVER_CLOCK_SLACK = dt.timedelta(minutes=15)
 RECOVER_SETTLED = dt.timedelta(hours=1)
 
 
-def _recover(client: Any) -> Flow[list[Generation[Any]]]:
+def _recover(client: ClientCore) -> Flow[list[Generation[Any]]]:
     """Flow: find, by idempotency key, the jobs of submits whose answer was lost (read only)."""
     lost = {r["idempotency_key"]: r for r in client._journal_unanswered()}
     if not lost:
@@ -172,7 +173,7 @@ def _recover(client: Any) -> Flow[list[Generation[Any]]]:
     return found
 
 
-def _resend(client: Any, key: str) -> Flow[Generation[Any]]:
+def _resend(client: ClientCore, key: str) -> Flow[Generation[Any]]:
     """Flow: the submit journaled under ``key`` whose answer was lost, sent again with that
     key and the body sent then (its uploads are at the service already): the service answers
     with the job it made, or makes it now. Charged at most once, whoever made the key."""
@@ -193,7 +194,7 @@ def _resend(client: Any, key: str) -> Flow[Generation[Any]]:
     )  # fmt: skip
 
 
-def _resume(client: Any, wait: bool, download: bool) -> Flow[list[Generation[Any]]]:
+def _resume(client: ClientCore, wait: bool, download: bool) -> Flow[list[Generation[Any]]]:
     recovered = yield from _recover(client)
     ids = [r["generation_id"] for r in client._journal_pending()]
     ids += [g.id for g in recovered if g.id not in ids]  # even if it finished meanwhile
@@ -230,6 +231,9 @@ def _short_interrupts(items: Iterable[_G]) -> Iterator[_G]:
 
 class _GenerationsBase(_Resource):
     """``GET /v1/generations[/{id}]`` plus waiting, watching and resuming."""
+
+    #: either client: the history's table is read through its blocking twin
+    _client: BlockingClient | AwaitingClient
 
     def _get(self, generation_id: str) -> Flow[Generation[Any]]:
         return _get(self._client, _wait.generation_id(generation_id))
@@ -393,7 +397,7 @@ class _GenerationListBase:
 # --- models, credits, uploads -------------------------------------------------------------
 
 
-def _list_models(client: Any, type: str | None) -> Flow[list[ModelInfo]]:
+def _list_models(client: ClientCore, type: str | None) -> Flow[list[ModelInfo]]:
     data = yield Call(_requests.list_models(type))
     models = [ModelInfo.from_dict(m) for m in _requests.page_items(data or {})]
     for info in models:
@@ -401,11 +405,11 @@ def _list_models(client: Any, type: str | None) -> Flow[list[ModelInfo]]:
     return models
 
 
-def _estimate(client: Any, model_id: str, query: Mapping[str, Any]) -> Flow[Estimate]:
+def _estimate(client: ClientCore, model_id: str, query: Mapping[str, Any]) -> Flow[Estimate]:
     return Estimate.from_dict((yield Call(_requests.estimate(model_id, query))))
 
 
-def _total_estimate(client: Any, requests: list[Mapping[str, Any]]) -> Flow[list[Estimate]]:
+def _total_estimate(client: ClientCore, requests: list[Mapping[str, Any]]) -> Flow[list[Estimate]]:
     quotes: list[Estimate] = []
     for request in requests:
         quotes.append((yield from estimate_for_request(client, request, None)))

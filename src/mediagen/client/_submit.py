@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from mediagen.client import _requests
-from mediagen.client._budget import active_budgets
-from mediagen.client._effects import Call, Flow, Put
+from mediagen.client._budget import Budget, active_budgets
+from mediagen.client._effects import Call, ClientCore, Flow, Put
 from mediagen.client._errors import (
     APIConnectionError,
     APIError,
@@ -159,12 +159,14 @@ def make_source(
     return Source(filename, content_type, size, path=path, data=data, file=file, start=start)
 
 
-def register(client: Any, filename: str, content_type: str, size_bytes: int) -> Flow[UploadTicket]:
+def register(
+    client: ClientCore, filename: str, content_type: str, size_bytes: int
+) -> Flow[UploadTicket]:
     data = yield Call(_requests.register_upload(filename, content_type, size_bytes))
     return UploadTicket.from_dict(data)
 
 
-def upload(client: Any, source: Source, ticket: UploadTicket | None = None) -> Flow[Asset]:
+def upload(client: ClientCore, source: Source, ticket: UploadTicket | None = None) -> Flow[Asset]:
     """Flow: register (unless ``ticket`` is given), PUT the bytes, return the ready Asset."""
     if ticket is None or ticket.expired():
         ticket = yield from register(client, source.filename, source.content_type, source.size)
@@ -217,15 +219,15 @@ class _HeldBudgets:
     """
 
     def __init__(self) -> None:
-        self._held: dict[str, tuple[list[Any], float | None]] = {}
+        self._held: dict[str, tuple[list[Budget], float | None]] = {}
         self._lock = threading.Lock()
 
-    def keep(self, key: str, taken: list[Any], price: float | None) -> None:
+    def keep(self, key: str, taken: list[Budget], price: float | None) -> None:
         if taken:
             with self._lock:
                 self._held[key] = (taken, price)
 
-    def take(self, key: str) -> tuple[list[Any], float | None] | None:
+    def take(self, key: str) -> tuple[list[Budget], float | None] | None:
         with self._lock:
             return self._held.pop(key, None)
 
@@ -266,7 +268,7 @@ def _is_local_path(value: Any) -> bool:
     return False
 
 
-def resolve_reference(client: Any, value: Any) -> Flow[Any]:
+def resolve_reference(client: ClientCore, value: Any) -> Flow[Any]:
     """Flow: an asset id from an id, an Asset, a GenerationOutput, or a local path (uploaded)."""
     if isinstance(value, Asset):
         return value.asset_id
@@ -313,7 +315,7 @@ def map_references(body: dict[str, Any], fn: Callable[[Any], Flow[Any]]) -> Flow
     return body
 
 
-def resolve_references(client: Any, body: dict[str, Any]) -> Flow[dict[str, Any]]:
+def resolve_references(client: ClientCore, body: dict[str, Any]) -> Flow[dict[str, Any]]:
     """Flow: every reference input as an asset id (local files are uploaded)."""
     return (yield from map_references(body, lambda value: resolve_reference(client, value)))
 
@@ -360,7 +362,7 @@ def _flatten(value: Any) -> Iterator[Any]:
         yield value
 
 
-def get_model(client: Any, model_id: str, refresh: bool = False) -> Flow[ModelInfo]:
+def get_model(client: ClientCore, model_id: str, refresh: bool = False) -> Flow[ModelInfo]:
     cached = None if refresh else client._models_cache.get(model_id)
     if cached is not None:
         return cached
@@ -370,7 +372,7 @@ def get_model(client: Any, model_id: str, refresh: bool = False) -> Flow[ModelIn
 
 
 def estimate_for_request(
-    client: Any, request: Mapping[str, Any], entry: ModelInfo | None
+    client: ClientCore, request: Mapping[str, Any], entry: ModelInfo | None
 ) -> Flow[Estimate]:
     model = request.get("model")
     if not model:
@@ -386,12 +388,12 @@ class _Shares:
     """The budget shares one submit holds: taken all or none, given back on a refusal, kept
     (and handed to the re-send) when the answer is lost."""
 
-    taken: list[Any]
+    taken: list[Budget]
     price: float | None
 
     @classmethod
-    def reserve(cls, budgets: tuple[Any, ...], price: float | None) -> _Shares:
-        taken: list[Any] = []
+    def reserve(cls, budgets: tuple[Budget, ...], price: float | None) -> _Shares:
+        taken: list[Budget] = []
         if budgets and price is not None:
             try:
                 for found in budgets:
@@ -403,12 +405,14 @@ class _Shares:
         return cls(taken, price)
 
     def release(self) -> None:
+        if self.price is None:  # nothing was taken without a price
+            return
         for found in self.taken:
             found.release(self.price)
 
 
 def submit(
-    client: Any,
+    client: ClientCore,
     kind: str,
     fields: dict[str, Any],
     *,
@@ -464,14 +468,14 @@ def submit(
     return gen
 
 
-def _budgets(client: Any) -> tuple[Any, ...]:
+def _budgets(client: ClientCore) -> tuple[Budget, ...]:
     """The client's own budget, then every ``with mediagen.budget(...)`` active here."""
     found = tuple(active_budgets())
     return found if client._budget is None else (client._budget, *found)
 
 
 def _checked_entry(
-    client: Any, kind: str, body: dict[str, Any], validate: bool, want_estimate: bool
+    client: ClientCore, kind: str, body: dict[str, Any], validate: bool, want_estimate: bool
 ) -> Flow[ModelInfo | None]:
     """Flow: the model's catalog entry when a check or a quote needs it (None for a model the
     service does not know: its answer says what is wrong); a request the entry refuses is
@@ -504,7 +508,7 @@ class _Sent:
 
 
 def _post(
-    client: Any,
+    client: ClientCore,
     sent: _Sent,
     extra_headers: Mapping[str, str] | None,
     shares: _Shares,
@@ -534,7 +538,7 @@ def _post(
         raise
 
 
-def explain_refusal(client: Any, error: PaymentRequiredError, body: dict[str, Any],
+def explain_refusal(client: ClientCore, error: PaymentRequiredError, body: dict[str, Any],
                     quote: Estimate | None, entry: ModelInfo | None) -> Flow[None]:  # fmt: skip
     """Flow: fill ``required`` / ``available`` of a 402 the service sent without them, from the
     estimate and the balance (the message is for people, not for parsing); left None if they
@@ -551,5 +555,5 @@ def explain_refusal(client: Any, error: PaymentRequiredError, body: dict[str, An
         log.info("mediagen: could not read the price and balance of a refused submit: %s", exc)
 
 
-def read_credits(client: Any) -> Flow[Credits]:
+def read_credits(client: ClientCore) -> Flow[Credits]:
     return Credits.from_dict((yield Call(_requests.credits())))

@@ -24,7 +24,16 @@ from typing import Any, TypeVar
 import httpx
 
 from mediagen.client import _requests
-from mediagen.client._effects import Blocking, Call, Fetch, Fetched, Flow, Now, earlier
+from mediagen.client._effects import (
+    Blocking,
+    Call,
+    ClientCore,
+    Fetch,
+    Fetched,
+    Flow,
+    Now,
+    earlier,
+)
 from mediagen.client._errors import (
     MASK,
     APIConnectionError,
@@ -93,7 +102,7 @@ def _unlink(path: Path) -> None:
 
 
 def download_output(
-    client: Any,
+    client: ClientCore,
     output: GenerationOutput,
     target: str | Path | None = None,
     deadline: float | None = None,
@@ -116,7 +125,7 @@ def download_output(
 
 
 def save_output(
-    client: Any,
+    client: ClientCore,
     output: GenerationOutput[Any],
     directory: str | Path,
     deadline: float | None = None,
@@ -138,7 +147,9 @@ def save_output(
     return (yield from _fetch_into(client, output, dest, deadline))
 
 
-def _fetch_into(client: Any, output: GenerationOutput, final: Path, deadline: float | None):
+def _fetch_into(
+    client: ClientCore, output: GenerationOutput, final: Path, deadline: float | None
+) -> Flow[Path]:
     """Flow: the output downloaded to ``final`` by ``deadline``; without one, within the
     client's ``timeout``, so a server that trickles bytes (each read in time, the whole never)
     cannot hold a call, a table run or a server's handler for ever."""
@@ -178,7 +189,7 @@ def _fetch_into(client: Any, output: GenerationOutput, final: Path, deadline: fl
 
 
 def save_generation(
-    client: Any,
+    client: ClientCore,
     generation: Generation[Any],
     directory: str | Path | None,
     deadline: float | None = None,
@@ -191,7 +202,7 @@ def save_generation(
 
 
 def save_within(
-    client: Any,
+    client: ClientCore,
     generation: Generation[Any],
     directory: str | Path | None,
     timeout: float | None,
@@ -373,7 +384,7 @@ Plan = Generator["Wait | Send", Any, _T]
 
 
 def call_plan(
-    client: Any, spec: RequestSpec, deadline: float | None = None, persistent: bool = False
+    client: ClientCore, spec: RequestSpec, deadline: float | None = None, persistent: bool = False
 ) -> Plan[Any]:
     """An API request through the key's gate, retried per the policy; the decoded JSON.
 
@@ -443,7 +454,7 @@ def _answer(status: int, content: bytes, decode: Callable[[bytes], Any] | None =
         raise httpx.DecodingError(f"the HTTP {status} answer's body is not JSON") from None
 
 
-def fetch_plan(client: Any, url: str, deadline: float | None = None) -> Plan[Fetched]:
+def fetch_plan(client: ClientCore, url: str, deadline: float | None = None) -> Plan[Fetched]:
     """A download of a file URL (redirects followed by the attempt), retried per the policy."""
     where, start = file_url_path(url), client._clock()
     tries = Attempts(client._policy, client._clock, deadline)
@@ -463,7 +474,7 @@ def fetch_plan(client: Any, url: str, deadline: float | None = None) -> Plan[Fet
         raise deadline_error("GET", where, _had(deadline, start)) from None
 
 
-def put_plan(client: Any, url: str, deadline: float | None = None) -> Plan[Any]:
+def put_plan(client: ClientCore, url: str, deadline: float | None = None) -> Plan[Any]:
     """An upload of bytes to a signed URL, retried per the policy; the decoded JSON. With a
     ``deadline``, each attempt's timeout and each pause are cut to the time left."""
     where, start = file_url_path(url), client._clock()
@@ -489,7 +500,7 @@ def _had(deadline: float | None, start: float) -> float | None:
     return None if deadline is None else deadline - start
 
 
-def attempt_timeout(client: Any, tries: Attempts) -> dict[str, Any]:
+def attempt_timeout(client: ClientCore, tries: Attempts) -> dict[str, Any]:
     """The ``timeout=`` of the next attempt when a deadline cuts it, else nothing."""
     timeout = tries.timeout(client._config.timeout)
     return {} if timeout is None else {"timeout": httpx.Timeout(timeout)}
@@ -498,7 +509,9 @@ def attempt_timeout(client: Any, tries: Attempts) -> dict[str, Any]:
 # --- the decisions ------------------------------------------------------------------------
 
 
-def _after_transport_error(client: Any, spec: Any, tries: Attempts, exc: Exception) -> float:
+def _after_transport_error(
+    client: ClientCore, spec: RequestSpec, tries: Attempts, exc: Exception
+) -> float:
     """The pause before retrying after a transport failure; raises when it is final."""
     delay = tries.next_delay(
         connection_error=True,
@@ -513,7 +526,7 @@ def _after_transport_error(client: Any, spec: Any, tries: Attempts, exc: Excepti
 
 
 def _after_unreadable_answer(
-    client: Any, spec: Any, tries: Attempts, exc: Exception, unreadable: int
+    client: ClientCore, spec: RequestSpec, tries: Attempts, exc: Exception, unreadable: int
 ) -> float:
     """The pause before asking again after a 2xx whose body is not JSON; raises when final.
 
@@ -534,7 +547,12 @@ def _after_unreadable_answer(
 
 
 def _after_error_status(
-    client: Any, spec: Any, tries: Attempts, status: int, headers: Any, content: bytes
+    client: ClientCore,
+    spec: RequestSpec,
+    tries: Attempts,
+    status: int,
+    headers: httpx.Headers,
+    content: bytes,
 ) -> tuple[float, float | None]:
     """The pause before retrying after an error status (cut to the deadline) and the
     service's ``Retry-After``; raises the error when final."""
@@ -551,7 +569,7 @@ def _after_error_status(
 
 
 def _file_error_delay(
-    client: Any, tries: Attempts, response: Any, method: str, where: str
+    client: ClientCore, tries: Attempts, response: httpx.Response, method: str, where: str
 ) -> float:
     """The pause before retrying an upload/download URL's error status; raises if final."""
     error = error_from_response(
@@ -565,7 +583,7 @@ def _file_error_delay(
 
 
 def _file_transport_delay(
-    client: Any, tries: Attempts, exc: Exception, method: str, where: str
+    client: ClientCore, tries: Attempts, exc: Exception, method: str, where: str
 ) -> float:
     """The pause before retrying an upload/download URL after a transport failure."""
     delay = tries.next_delay(connection_error=True)

@@ -13,11 +13,11 @@ are handed out (the URLs are temporary).
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeAlias
 
 from mediagen.client import _requests
-from mediagen.client._effects import Call, Emit, Flow, Invoke, Now, Sleep
+from mediagen.client._effects import Call, ClientCore, Emit, Flow, Invoke, Now, Sleep
 from mediagen.client._errors import APITimeoutError, WaitInterrupted, WaitTimeoutError
 from mediagen.client._models import Generation
 from mediagen.client._transport import save_generation
@@ -41,14 +41,16 @@ def generation_id(value: Any) -> str:
     return str(found)
 
 
-def intervals(poll_interval: tuple[float, float]):
+def intervals(poll_interval: tuple[float, float]) -> Iterator[float]:
     interval, cap = poll_interval
     while True:
         yield interval
         interval = min(cap, interval * BACKOFF) if interval else cap
 
 
-def finish(client: Any, gen: Generation[Any], download: bool, deadline: float | None = None):
+def finish(
+    client: ClientCore, gen: Generation[Any], download: bool, deadline: float | None = None
+) -> Flow[Generation[Any]]:
     """Flow: journal the terminal state and (completed) download the outputs."""
     client._journal_finished(gen)
     if download and gen.status == "completed" and gen.outputs:
@@ -60,7 +62,7 @@ def first_look(start: float, deadline: float | None) -> float | None:
     return None if deadline is None else max(deadline, start + FIRST_LOOK)
 
 
-def poll(client: Any, gid: str, deadline: float | None) -> Flow[Generation[Any]]:
+def poll(client: ClientCore, gid: str, deadline: float | None) -> Flow[Generation[Any]]:
     """Flow: read one generation; transient failures are retried until ``deadline``."""
     spec = _requests.get_generation(gid)
     data = yield Call(spec, deadline=deadline, persistent=True)
@@ -68,7 +70,7 @@ def poll(client: Any, gid: str, deadline: float | None) -> Flow[Generation[Any]]
 
 
 def wait(
-    client: Any,
+    client: ClientCore,
     target: Any,
     *,
     timeout: float | None,
@@ -110,13 +112,17 @@ def wait(
     return gen
 
 
+#: the generations a watch still waits for, by id (None: only the id is known yet)
+_Pending: TypeAlias = dict[str, "Generation[Any] | None"]
+
+
 def _oldest(gens: Iterable[Generation[Any]]) -> dt.datetime | None:
     times = [g.created_at for g in gens if g.created_at is not None]
     return min(times) if times else None
 
 
 def watch(
-    client: Any,
+    client: ClientCore,
     targets: Iterable[Any],
     *,
     timeout: float | None,
@@ -125,7 +131,7 @@ def watch(
     download: bool,
 ) -> Flow[None]:
     """Flow (iterating): emits each generation once, when it is terminal."""
-    pending: dict[str, Generation[Any] | None] = {}
+    pending: _Pending = {}
     for item in targets:
         gid = generation_id(item)
         pending[gid] = item if isinstance(item, Generation) else None
@@ -147,7 +153,16 @@ def watch(
         raise WaitInterrupted(first, pending[first], list(pending)) from None
 
 
-def _watch_rounds(client, pending, start, timeout, deadline, on_update, poll_interval, download):
+def _watch_rounds(
+    client: ClientCore,
+    pending: _Pending,
+    start: float,
+    timeout: float | None,
+    deadline: float | None,
+    on_update: Callable[[Generation[Any]], Any] | None,
+    poll_interval: tuple[float, float],
+    download: bool,
+) -> Flow[None]:
     yield from _emit_terminal_first(client, pending, start, deadline, download)
     steps = intervals(poll_interval)
     while pending:
@@ -164,7 +179,9 @@ def _watch_rounds(client, pending, start, timeout, deadline, on_update, poll_int
                 yield Emit(gen)
 
 
-def _emit_terminal_first(client, pending, start, deadline, download):
+def _emit_terminal_first(
+    client: ClientCore, pending: _Pending, start: float, deadline: float | None, download: bool
+) -> Flow[None]:
     """Already-terminal ones are emitted before any pause; unknown ones (ids only) are read
     once to learn their state and ``created_at``."""
     for gid, gen in list(pending.items()):
@@ -177,7 +194,9 @@ def _emit_terminal_first(client, pending, start, deadline, download):
             yield Emit(gen)
 
 
-def _next_pause(pending, start, timeout, steps):
+def _next_pause(
+    pending: _Pending, start: float, timeout: float | None, steps: Iterator[float]
+) -> Flow[float]:
     """The pause before the next round, cut to the time left; past ``timeout`` the first
     pending job's ``WaitTimeoutError``."""
     elapsed = (yield Now()) - start
@@ -190,7 +209,9 @@ def _next_pause(pending, start, timeout, steps):
     return pause
 
 
-def _read_round(client, pending, deadline):
+def _read_round(
+    client: ClientCore, pending: _Pending, deadline: float | None
+) -> Flow[dict[str, Generation[Any]]]:
     """One round's state of every pending job: from the list endpoint's pages when there are
     many (a page per 100 jobs, not a request per job), then one read per job still unseen."""
     fresh: dict[str, Generation[Any]] = {}
@@ -202,7 +223,12 @@ def _read_round(client, pending, deadline):
     return fresh
 
 
-def _read_listed(client, pending, deadline, fresh):
+def _read_listed(
+    client: ClientCore,
+    pending: _Pending,
+    deadline: float | None,
+    fresh: dict[str, Generation[Any]],
+) -> Flow[None]:
     """Pages of the generations made since the oldest pending one, into ``fresh``, until
     every pending job was seen or the pages end."""
     oldest = _oldest(g for g in pending.values() if g is not None)

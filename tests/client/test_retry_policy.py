@@ -71,19 +71,79 @@ class FakeClock:
         return self.now
 
 
-def test_gate_holds_every_request_of_a_key_after_a_429():
+def test_at_a_fixed_rate_a_429_holds_every_request_of_the_key():
+    clock = FakeClock()
+    gate = KeyGate(rate=1000, clock=clock)
+    assert gate.acquire() == 0
+    assert gate.penalize(2.0) == 0  # the gate holds the request that got it, with the rest
+    spacing = KeyGate.release_spacing
+    assert gate.acquire() == pytest.approx(2.0, abs=0.01)
+    # everyone waits, not just the first, and they leave one at a time, not as a new storm
+    assert gate.acquire() == pytest.approx(2.0 + spacing, abs=0.01)
+    clock.now += 1.5
+    assert gate.acquire() == pytest.approx(0.5 + 2 * spacing, abs=0.01)
+    clock.now += 1
+    assert gate.acquire() == pytest.approx(0, abs=0.01)
+
+
+def _answered_at(gate: KeyGate, clock: FakeClock, demand: float, seconds: float) -> None:
+    """Requests come ``demand`` a second for ``seconds``, each sent when the gate lets it
+    (a demand above the pace keeps the pace binding), and answered without a 429."""
+    end = clock.now + seconds
+    while clock.now < end:
+        clock.now += max(1.0 / demand, gate.acquire())
+        gate.answered()
+
+
+def test_a_429_teaches_the_pace_and_only_its_request_waits_retry_after():
     clock = FakeClock()
     gate = KeyGate(clock=clock)
-    assert gate.acquire() == 0
-    gate.penalize(2.0)
-    spacing = KeyGate.release_spacing
-    assert gate.acquire() == pytest.approx(2.0)
-    # everyone waits, not just the first, and they leave one at a time, not as a new storm
-    assert gate.acquire() == pytest.approx(2.0 + spacing)
-    clock.now += 1.5
-    assert gate.acquire() == pytest.approx(0.5 + 2 * spacing)
-    clock.now += 1
-    assert gate.acquire() == 0
+    assert gate.pace is None  # nothing learned: nothing held back
+    _answered_at(gate, clock, 20, 2.0)
+    assert gate.penalize(1.0) == 1.0  # the request that got the 429 waits its Retry-After
+    assert gate.pace == pytest.approx(KeyGate.CUT * 20, rel=0.1)
+    held = gate.acquire()
+    assert held == pytest.approx(KeyGate.HOLD, abs=0.06)  # the others: a short hold, not 1 s
+    assert gate.acquire() - held == pytest.approx(1 / gate.pace, rel=0.3)  # then paced
+    assert gate.acquire(waited=True) < 1.0  # the one that waited its own: only the pace
+
+
+def test_a_retry_after_longer_than_a_moment_holds_every_request_of_the_key():
+    clock = FakeClock()
+    gate = KeyGate(clock=clock)
+    _answered_at(gate, clock, 20, 2.0)
+    assert gate.penalize(30.0) == 0  # the gate holds it, with every other request
+    assert gate.acquire() == pytest.approx(30.0, abs=0.1)
+    assert gate.pace is not None  # and the pace was lowered as well
+
+
+def test_the_pace_retreats_when_429s_come_again_and_grows_back_once_they_stop():
+    clock = FakeClock()
+    gate = KeyGate(clock=clock)
+    _answered_at(gate, clock, 20, 2.0)
+    gate.penalize(1.0)
+    first = gate.pace
+    clock.now += KeyGate.COOLDOWN
+    gate.penalize(1.0)  # the limit fell: 429s again before the pace settled
+    assert gate.pace <= KeyGate.RETREAT * first * 1.01  # at least halved
+    low = gate.pace
+    _answered_at(gate, clock, 1000, KeyGate.PLATEAU - 1)
+    assert low < gate.pace < low * 1.15  # near the limit just found: a slow probe
+    _answered_at(gate, clock, 1000, 3.0)
+    assert gate.pace > low * 4  # no 429 for long: the limit may have been raised
+
+
+def test_a_key_used_lightly_grows_no_pace():
+    clock = FakeClock()
+    gate = KeyGate(clock=clock)
+    _answered_at(gate, clock, 20, 2.0)
+    gate.penalize(1.0)
+    learned = gate.pace
+    for _ in range(30):  # one request every 2 s: the pace never holds one back
+        clock.now += 2.0
+        assert gate.acquire() == 0
+        gate.answered()
+    assert gate.pace == learned
 
 
 def test_gate_spaces_requests_at_its_rate():

@@ -14,6 +14,7 @@ import math
 import random
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -137,9 +138,14 @@ class Attempts:
         left = self.left()
         return seconds if left is None else min(seconds, left)
 
-    def next_delay(self, **situation: Any) -> float | None:
-        """How long to wait before retrying (cut to the deadline), or None if final."""
+    def next_delay(self, *, counted: bool = True, **situation: Any) -> float | None:
+        """How long to wait before retrying (cut to the deadline), or None if final.
+        ``counted=False``: this retry does not use up one of ``max_retries`` (the call's
+        deadline still bounds it)."""
         attempt = self.count
+        if not counted and self.policy.max_retries > 0:
+            delay = self.policy.delay(min(attempt, self.policy.max_retries - 1), **situation)
+            return None if delay is None else self.pause(delay)
         if self.persistent:
             attempt = min(attempt, 30)  # keep backing off at the cap, never give up
             delay = replace(self.policy, max_retries=attempt + 1).delay(attempt, **situation)
@@ -174,45 +180,124 @@ def parse_retry_after(value: str | None) -> float | None:
 
 
 class KeyGate:
-    """Shared by every client of one (service, key) in this process.
+    """Shared by every client of one (service, key) in this process: the pace of the key.
 
-    After a 429 every request of that key waits out ``Retry-After`` (no 429 storm from many
-    pollers), and the requests held meanwhile are released ``release_spacing`` seconds apart
-    rather than all at once (which would only earn the next 429). An optional ``rate``
-    (requests per second) spaces requests out at all times. Thread-safe; the caller sleeps for
-    the returned delay (``time.sleep`` or ``asyncio.sleep``).
+    The spec puts one rate limit on each key and shows neither its value nor its window: a
+    client learns it only from 429s. So the gate paces every request of the key (polls and
+    submits alike) at a rate it learns, additive-increase/multiplicative-decrease in the way of
+    TCP: a 429 cuts the pace to ``CUT`` of what the service accepted over the last seconds (once
+    per ``COOLDOWN``, however many requests of the burst came back 429; to ``RETREAT`` when
+    429s come again before the pace settled: the limit fell); then the pace holds
+    nearly still (``PROBE`` per second) for ``PLATEAU`` seconds near the limit just found, and
+    grows by ``GROW`` per second after that, in case the limit was raised. The request that got
+    the 429 waits its ``Retry-After``; the others go on at the lower pace, which leaves the
+    service's bucket room to refill, rather than all stopping for that long.
+
+    ``rate`` (``rate_limit=``, requests per second) fixes the pace instead: nothing is learned,
+    and a 429 holds every request of the key for its ``Retry-After`` (then releases them
+    ``release_spacing`` apart, not all at once, which would only earn the next 429).
+    Thread-safe; the caller sleeps for the returned delay (``time.sleep`` or ``asyncio.sleep``).
     """
 
     release_spacing = 0.05
+    CUT = 0.9
+    RETREAT = 0.5
+    COOLDOWN = 1.0
+    PLATEAU = 6.0
+    PROBE = 0.015
+    GROW = 1.0
+    #: after a short 429, every other request of the key waits this long (its bucket is empty)
+    HOLD = 0.25
+    #: the longest Retry-After (s) read as "the bucket is empty for a moment": the smallest
+    #: wait the header can say; a longer one holds every request of the key for all of it
+    SHORT = 1.0
+    #: how far back the accepted rate is measured when a 429 comes (seconds)
+    WINDOW = 5.0
+    #: the slowest learned pace (requests per second)
+    FLOOR = 0.2
 
     def __init__(self, rate: float | None = None, clock: Callable[[], float] = time.monotonic):
         self.rate = rate
         self.clock = clock
+        #: the pace learned from 429s (None: no 429 seen yet, nothing to hold to)
+        self.learned: float | None = None
         self._blocked_until = 0.0
         self._release_next = 0.0
         self._next_slot = 0.0
+        self._cut_at = -1e9
+        self._grown_at = 0.0
+        self._held_at = -1e9
+        self._accepted: deque[float] = deque()
         self.penalties = 0  # how many 429s so far: a held request re-checks after a new one
         self._lock = threading.Lock()
 
-    def acquire(self) -> float:
-        """Reserve a slot for one request; returns how long to wait before sending it."""
+    @property
+    def pace(self) -> float | None:
+        """Requests per second this key is held to now (None: not held to any)."""
+        return self.rate or self.learned
+
+    def acquire(self, *, waited: bool = False) -> float:
+        """Reserve a slot for one request; returns how long to wait before sending it.
+        ``waited``: the request has just waited out its own 429, only the pace holds it."""
         with self._lock:
             now = self.clock()
-            start = max(now, self._blocked_until)
-            if now < self._blocked_until:  # held by a 429: leave one at a time
+            blocked = 0.0 if waited else self._blocked_until
+            start = max(now, blocked)
+            if now < blocked:  # held by a 429: leave one at a time
                 start = max(start, self._release_next)
                 self._release_next = start + self.release_spacing
-            if self.rate:
+            pace = self.rate or self.learned
+            if pace:
+                if self._next_slot > start:
+                    self._held_at = now  # the pace, not the caller, is what holds requests back
                 start = max(start, self._next_slot)
-                self._next_slot = start + 1.0 / self.rate
+                self._next_slot = start + 1.0 / pace
             return start - now
 
-    def penalize(self, seconds: float) -> None:
-        """The service said 429 with ``Retry-After: seconds``: hold every request that long."""
+    def answered(self) -> None:
+        """The service answered a request of this key without a 429: count it, grow the pace."""
         with self._lock:
-            self._blocked_until = max(self._blocked_until, self.clock() + max(0.0, seconds))
-            self._release_next = self._blocked_until
+            now = self.clock()
+            self._accepted.append(now)
+            while self._accepted and self._accepted[0] < now - self.WINDOW:
+                self._accepted.popleft()
+            if self.rate or self.learned is None:
+                return
+            elapsed, self._grown_at = max(0.0, now - self._grown_at), now
+            if now - self._held_at > 1.0:
+                return  # the pace holds nothing back: a key used lightly grows no huge pace
+            growth = self.PROBE if now - self._cut_at < self.PLATEAU else self.GROW
+            self.learned *= 1.0 + growth * min(elapsed, 1.0)
+
+    def penalize(self, seconds: float) -> float:
+        """The service said 429 with ``Retry-After: seconds``; returns how long the request
+        that got it waits before it is sent again (the others: see the class)."""
+        with self._lock:
+            now = self.clock()
             self.penalties += 1
+            if not self.rate and now - self._cut_at >= self.COOLDOWN:
+                self._cut(now)
+            if self.rate or seconds > self.SHORT:
+                self._blocked_until = max(self._blocked_until, now + max(0.0, seconds))
+                self._release_next = self._blocked_until
+                return 0.0
+            self._blocked_until = max(self._blocked_until, now + self.HOLD)
+            self._release_next = self._blocked_until
+            return max(0.0, seconds)
+
+    def _cut(self, now: float) -> None:
+        """Lower the learned pace below what the service accepted (under the lock)."""
+        while self._accepted and self._accepted[0] < now - self.WINDOW:
+            self._accepted.popleft()
+        span = max(1.0, now - self._accepted[0]) if self._accepted else 1.0
+        accepted = len(self._accepted) / span
+        base = accepted if self.learned is None else min(self.learned, accepted)
+        # 429s again soon after a cut: the limit fell, not just a probe too far
+        cut = self.CUT if now - self._cut_at >= self.PLATEAU else self.RETREAT
+        self.learned = max(self.FLOOR, cut * (base or self.FLOOR))
+        self._cut_at = self._grown_at = now
+        # the slots already handed out at the old pace go at the new one
+        self._next_slot = min(self._next_slot, now + 1.0 / self.learned)
 
     @property
     def blocked_for(self) -> float:

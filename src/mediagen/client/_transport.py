@@ -396,10 +396,11 @@ def call_plan(
     if not persistent:
         deadline = earlier(deadline, start + client._config.timeout)
     tries, gate = Attempts(client._policy, client._clock, deadline, persistent), client._gate
-    sent, last, unreadable = 0, None, 0
+    sent, last, unreadable, waited = 0, None, 0, False
     try:
         while True:
-            seen, hold = gate.penalties, gate.acquire()
+            seen, hold = gate.penalties, gate.acquire(waited=waited)
+            waited = False
             while hold > 0:
                 yield Wait(tries.pause(hold))
                 hold = 0.0
@@ -409,6 +410,8 @@ def call_plan(
             try:
                 sent += 1
                 status, headers, content = yield Send(tries)
+                if status != 429:
+                    gate.answered()
                 if status < 300:
                     data = _answer(status, content, spec.decode)
                     return (
@@ -425,14 +428,19 @@ def call_plan(
             last = f"HTTP {status}"
             delay, hint = _after_error_status(client, spec, tries, status, headers, content)
             if status == 429:
-                # every request of this key waits, not just this one, and the service's whole
-                # Retry-After even when this call's deadline comes sooner
-                gate.penalize(max(delay, hint or 0.0))
+                # the key's pace drops, and this request waits the service's whole
+                # Retry-After even when this call's deadline comes sooner (at a fixed
+                # rate_limit=, or a Retry-After longer than a moment, every request of the
+                # key waits it out)
+                own = gate.penalize(max(delay, hint or 0.0))
+                if own > 0:
+                    yield Wait(tries.pause(own))
+                    waited = True
             else:
                 yield Wait(delay)
     except DeadlinePassed:
-        waited = None if deadline is None else deadline - start
-        raise deadline_error(spec.method, spec.path, waited, sent, last) from None
+        given = None if deadline is None else deadline - start
+        raise deadline_error(spec.method, spec.path, given, sent, last) from None
 
 
 def _answer(status: int, content: bytes, decode: Callable[[bytes], Any] | None = None) -> Any:
@@ -560,7 +568,12 @@ def _after_error_status(
         status, headers, content, method=spec.method, path=spec.path, secrets=client._secrets
     )
     hint = getattr(error, "retry_after", None)
-    delay = tries.next_delay(status=status, retry_after=hint, idempotent=spec.idempotent)
+    # A 429 while the key's pace is being learned is how it is learned, not a failure: it
+    # does not use up a retry (the call's deadline still bounds it; max_retries=0 raises it).
+    learning = status == 429 and not client._gate.rate
+    delay = tries.next_delay(
+        status=status, retry_after=hint, idempotent=spec.idempotent, counted=not learning
+    )
     if delay is None:
         raise error
     log.info("mediagen: %s %s: HTTP %s; retry in %.2fs", spec.method, spec.path,

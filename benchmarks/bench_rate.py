@@ -1,0 +1,138 @@
+"""A table run at the key's rate limit: how much of the limit it uses, and how many 429s it earns.
+
+The sandbox limits each key to ``--limit`` requests per second (its admin API's
+``rate_limit_per_second``, with a burst of one second's worth). A table of ``--rows`` rows runs
+in this process at ``--speed 0``; the output says, as ratios against the limit:
+
+- **used**: API requests answered (not 429) per second, over the limit. Goal >= 0.85.
+- **429 share**: 429 answers over all API requests. Goal <= 0.02.
+
+printed for the client as it is (learning the limit from the 429s) and, in the same run, for
+the same client told the limit (``rate_limit=``), the fixed pace a user would have to know.
+``--change`` instead lowers the limit to a quarter mid-run, then raises it to double, and
+prints how long the run took to follow each change (goal: within 10 s each way).
+
+    python benchmarks/bench_rate.py                        # 1,000 rows at 20 requests/s
+    python benchmarks/bench_rate.py --rows 300 --limit 20
+    python benchmarks/bench_rate.py --change --rows 1500
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import threading
+import time
+from collections import deque
+from pathlib import Path
+
+from mediagen_sandbox.testing import running_sandbox
+
+
+class Tally:
+    """API requests and their answers, with the time of each (thread-safe)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.answers: deque[tuple[float, int]] = deque()
+
+    def hook(self, response) -> None:
+        if response.request.url.path.startswith("/v1/"):
+            with self.lock:
+                self.answers.append((time.monotonic(), response.status_code))
+
+    def between(self, start: float, end: float) -> tuple[int, int]:
+        """(answered, rate limited) in [start, end)."""
+        with self.lock:
+            found = [s for t, s in self.answers if start <= t < end]
+        return sum(1 for s in found if s != 429), sum(1 for s in found if s == 429)
+
+
+def _run(sandbox, key: str, rows: int, root: Path, rate_limit: float | None, on_start=None):
+    import httpx
+    import pandas as pd
+
+    import mediagen
+
+    tally = Tally()
+    http = httpx.Client(timeout=60, event_hooks={"response": [tally.hook]})
+    client = mediagen.Client(api_key=key, base_url=sandbox.base_url, cache_dir=root,
+                             http_client=http, rate_limit=rate_limit)  # fmt: skip
+    frame = pd.DataFrame({"caption": [f"item {i} of {root.name}" for i in range(rows)]})
+    plan = frame.mediagen.plan(client, model="pixel-1", prompt="{caption}")
+    tally.answers.clear()  # the run, not the pricing
+    start = time.monotonic()
+    if on_start is not None:
+        on_start(start, tally)
+    out = plan.run(run_id=root.name, progress=False)
+    end = time.monotonic()
+    client.close()
+    assert (out["status"] == "completed").all(), out["status"].value_counts()
+    return start, end, tally
+
+
+def _report(label: str, limit: float, start: float, end: float, tally: Tally) -> None:
+    answered, limited = tally.between(start, end + 1)
+    used = answered / (end - start) / limit
+    share = limited / max(1, answered + limited)
+    print(f"{label:<34} used {used:5.2f} of the limit   429 share {share:6.3f}   "
+          f"({answered + limited} requests)", flush=True)  # fmt: skip
+
+
+def _followed(tally: Tally, since: float, limit: float, until: float) -> float | None:
+    """Seconds after ``since`` until a 2 s window's answered rate is within 15% of ``limit``
+    and stays under 1.15x of it."""
+    t = since
+    while t + 2 <= until:
+        answered, _ = tally.between(t, t + 2)
+        if 0.7 * limit <= answered / 2 <= 1.15 * limit:
+            return t + 2 - since
+        t += 0.5
+    return None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=1000)
+    parser.add_argument("--limit", type=float, default=20.0)
+    parser.add_argument("--change", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp, running_sandbox(speed=0.0) as sandbox:
+        sandbox.admin.set_config(rate_limit_per_second=args.limit,
+                                 rate_limit_burst=max(1, int(args.limit)))  # fmt: skip
+        if not args.change:
+            for label, known in (("learned from 429s", None), ("told rate_limit=", args.limit)):
+                key = sandbox.new_tenant(balance=10_000_000).api_key
+                root = Path(tmp) / label.split()[0]
+                start, end, tally = _run(sandbox, key, args.rows, root, known)
+                _report(label, args.limit, start, end, tally)
+            return
+        low, high = args.limit / 4, args.limit * 2
+        marks: dict[str, float] = {}
+
+        def change_limits(start: float, tally: Tally) -> None:
+            def later() -> None:
+                time.sleep(15)
+                marks["low"] = time.monotonic()
+                sandbox.admin.set_config(rate_limit_per_second=low, rate_limit_burst=int(low))
+                time.sleep(20)
+                marks["high"] = time.monotonic()
+                sandbox.admin.set_config(rate_limit_per_second=high, rate_limit_burst=int(high))
+
+            threading.Thread(target=later, daemon=True).start()
+
+        key = sandbox.new_tenant(balance=10_000_000).api_key
+        start, end, tally = _run(sandbox, key, args.rows, Path(tmp) / "change", None,
+                                 change_limits)  # fmt: skip
+        _report("whole run", args.limit, start, end, tally)
+        for name, limit in (("low", low), ("high", high)):
+            if name not in marks:
+                print(f"the run ended before the limit changed to {limit:g}/s")
+                continue
+            took = _followed(tally, marks[name], limit, end)
+            shown = "never" if took is None else f"{took:.1f} s"
+            print(f"followed the limit to {limit:g}/s in {shown} (goal <= 10 s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+"""A table run on a key whose rate limit it does not know: it learns the limit from the 429s,
+finishes every row, and pays for each once (the real sandbox, over loopback)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import httpx
+import pandas as pd
+
+from mediagen.datasets import plan
+
+
+def test_a_429_storm_never_fails_a_row_and_never_charges_twice(make_client, sandbox, tenant,
+                                                               charges):  # fmt: skip
+    answers: Counter[int] = Counter()
+
+    def count(response: httpx.Response) -> None:
+        if response.request.url.path.startswith("/v1/"):
+            answers[response.status_code] += 1
+
+    http = httpx.Client(timeout=60, event_hooks={"response": [count]})
+    client = make_client(http_client=http)  # max_retries: the default 3
+    frame = pd.DataFrame({"caption": [f"a paper boat, number {i}" for i in range(48)]})
+    made = plan(frame, client, model="pixel-1", prompt="{caption}", run_id="storm")
+    with sandbox.admin.config_changed(rate_limit_per_second=8, rate_limit_burst=2):
+        out = made.run(concurrency=8, progress=False)
+    http.close()
+    assert answers[429] > 0, "the limit was never met: this test proves nothing"
+    assert (out["status"] == "completed").all(), out["error_message"].dropna().tolist()
+    _, count = charges(tenant)
+    assert len(count) == 48
+    assert set(count.values()) == {1}  # each generation charged once
+    assert answers[429] <= 0.25 * sum(answers.values())  # learned, not hammered

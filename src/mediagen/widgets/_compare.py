@@ -27,7 +27,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +38,7 @@ from mediagen.client import Budget, Client
 from mediagen.client import budget as budget_scope
 from mediagen.client._submit import new_idempotency_key
 from mediagen.display import _html
+from mediagen.display._html import plural
 from mediagen.pricing.catalog import Catalog
 from mediagen.widgets import _compare_store, _tasks
 from mediagen.widgets._base import MediagenWidget, _describe
@@ -46,7 +47,7 @@ from mediagen.widgets._compare_snapshot import grid_html, report_html
 from mediagen.widgets._loop_client import on_loop
 from mediagen.widgets._media import MediaSource
 from mediagen.widgets._outputs import fetched, item_at
-from mediagen.widgets._snapshot import StaticFallback, plural
+from mediagen.widgets._snapshot import StaticFallback
 
 if TYPE_CHECKING:
     from mediagen.client import AsyncClient, Estimate, Generation
@@ -272,7 +273,8 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         cell = self._cells[(row, col)]
         if not cell.get("idempotency_key"):
             cell["idempotency_key"] = new_idempotency_key()
-        return cell["idempotency_key"]
+        key: str = cell["idempotency_key"]
+        return key
 
     def _queue(self, positions: list[tuple[int, int]]) -> list[tuple[int, int]]:
         """Mark cells as waiting for a slot (at once, so the view and a second click see it)."""
@@ -504,11 +506,11 @@ def _latency(generation: Generation[AsyncClient], watched: float) -> float:
     return round(watched, 3)
 
 
-def _sum(values: Any) -> float | None:
-    values = list(values)
-    if any(v is None for v in values):
-        return None
-    return round(sum(values), 2)
+def _sum(values: Iterable[float | None]) -> float | None:
+    """The total to the cent; None while any figure is unknown."""
+    found = list(values)
+    known = [v for v in found if v is not None]
+    return round(sum(known), 2) if len(known) == len(found) else None
 
 
 def _frame(frame: Any) -> Any:

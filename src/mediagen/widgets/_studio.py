@@ -25,9 +25,10 @@ import ipywidgets
 
 from mediagen.client import Client, MediagenError
 from mediagen.display import _html
+from mediagen.display._html import plural
 from mediagen.widgets import _tasks
 from mediagen.widgets._loop_client import on_loop
-from mediagen.widgets._snapshot import StaticFallback, generations_html, plural, price_settings
+from mediagen.widgets._snapshot import StaticFallback, generations_html, price_settings
 from mediagen.widgets.credits import Balance, CreditMeter
 from mediagen.widgets.estimate import LiveEstimate
 from mediagen.widgets.form import RequestForm
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 _NOTE_STYLE = "font-size: var(--jp-ui-font-size0, 11px); color: var(--jp-ui-font-color2, #616161)"
 
 
-class Studio(StaticFallback, ipywidgets.VBox):
+class Studio(StaticFallback, ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets: no hints
     #: how many past generations the gallery shows on start
     HISTORY_LIMIT = 48
     #: how long building the studio waits for a catalog already asked for (seconds): a quick
@@ -138,7 +139,7 @@ class Studio(StaticFallback, ipywidgets.VBox):
         if self._gallery is None:
             self._gallery = Gallery(self.client)
             self._gallery.add_class("mg-studio-gallery")
-            self.children = (*self.children, self._gallery)  # type: ignore[has-type]
+            self.children = (*self.children, self._gallery)
         return self._gallery
 
     @property
@@ -285,7 +286,8 @@ def _arrived(catalog: Awaitable[list[Any]], seconds: float) -> list[Any]:
     if not isinstance(catalog, _tasks.Handle):
         return []
     try:
-        return catalog.result(timeout=seconds)
+        found: list[Any] = catalog.result(timeout=seconds)
+        return found
     except Exception:  # late, or failed: ``_start`` awaits it and reports a failure
         return []
 

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 import traitlets
 
-from mediagen.display._html import credits_text
+from mediagen.display._html import credits_text, plural
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._loop_client import on_loop
-from mediagen.widgets._snapshot import StaticFallback, plural
+from mediagen.widgets._snapshot import StaticFallback
 
 if TYPE_CHECKING:
     from mediagen.client import AsyncClient, Client, Generation

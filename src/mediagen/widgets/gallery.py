@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any
 import traitlets
 
 from mediagen.display import _html
+from mediagen.display._html import plural
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._loop_client import on_loop
 from mediagen.widgets._media import MediaSource
 from mediagen.widgets._outputs import fetched, item_at
-from mediagen.widgets._snapshot import StaticFallback, generations_html, plural, price_settings
+from mediagen.widgets._snapshot import StaticFallback, generations_html, price_settings
 from mediagen.widgets.job import generation_summary
 
 if TYPE_CHECKING:

@@ -120,7 +120,8 @@ class JobCard(StaticFallback, MediaSource, MediagenWidget):
     @property
     def status(self) -> str:
         """The job's status as last polled (``pending``, ``completed``, ``failed``)."""
-        return self.generation.get("status", "")
+        status: str = self.generation.get("status", "")
+        return status
 
     def on_finished(self, callback: Finished) -> None:
         """Call ``callback(generation)`` once, when the job completes or fails."""

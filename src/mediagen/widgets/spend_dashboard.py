@@ -80,7 +80,7 @@ def _local_dates(times: pd.Series) -> pd.Series:
     return times.dt.tz_convert(local_timezone()).dt.date
 
 
-class SpendDashboard(StaticFallback, w.VBox):
+class SpendDashboard(StaticFallback, w.VBox):  # type: ignore[misc]  # ipywidgets: no hints
     """What was spent, on what, and what failed, for one client's key owner.
 
     ``client``: a ``mediagen.Client`` (or a page source: ``mediagen.history._fetch.PageSource``;

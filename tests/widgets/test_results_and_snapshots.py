@@ -129,5 +129,7 @@ def test_a_card_without_its_request_shows_the_size_and_length_of_what_was_made()
     gallery = Gallery()
     gallery.add(made_elsewhere)
     assert gallery.entries[0]["settings_text"] == "size 1280x720 · 5 s"
+    assert gallery.entries[0]["created_at"] == "2026-11-20T10:00:00Z", "its time, as given"
+    assert gallery.generations == [made_elsewhere], "the JSON given, back as it was"
     gallery.add(made_elsewhere, request={"model": "vidra-2", "tier": "720p"})
     assert gallery.entries[0]["settings_text"] == "tier 720p", "the request, when known, wins"

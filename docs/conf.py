@@ -75,14 +75,16 @@ nitpick_ignore_regex = [
     ("py:.*", r"(Any|Path|PathLike|Mapping|Sequence|Iterable|Iterator|AsyncIterator|Callable|"
      r"Awaitable|Coroutine|Hashable|Literal|Self|TracebackType|DataFrame|Series|Figure|Axes|"
      r"ClientT|BlockingT|AwaitingT|T|R|ParamSpec|Generic|Protocol|TypeVar|NoneType|StructType|"
-     # internal types named bare in a signature (the journal, the catalog's rules, a row hook)
-     r"Journal|Catalog|OnRow|MediaItem|Page)"),
+     # internal types named bare in a signature (the journal, the catalog's rules, a row hook,
+     # a history's page source, a generation or its JSON in the gallery, a widget's callbacks)
+     r"Journal|Catalog|OnRow|MediaItem|Page|PageSource|Shown|Submitted|Finished)"),
     # a generic spelled in a string annotation, cut at its comma by the signature parser
     ("py:.*", r"'?\w+\[.*"),
     ("py:.*", r"t\.\w+"),
     # the package's private modules: base classes, protocols and type variables of the public
-    # names, which the reference does not document as pages of their own
-    ("py:.*", r"mediagen(\.\w+)*\._\w+(\.\w+)*"),
+    # names, which the reference does not document as pages of their own (named as written,
+    # module alias and all, in a signature left unevaluated for naming a type checker's import)
+    ("py:.*", r"(mediagen(\.\w+)*\.)?_\w+(\.\w+)*"),
 ]
 
 # -- notebooks and executable pages ------------------------------------------------------------

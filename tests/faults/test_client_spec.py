@@ -89,7 +89,9 @@ def test_an_upload_url_refused_with_403_is_registered_again_without_reading_the_
 
 
 def test_the_widgets_poll_every_2_to_5_seconds_with_backoff(sandbox, tenant, tmp_path):
-    from mediagen.widgets._service import Service
+    """A job card polls as its client is configured to: by default the spec's 2 s, backing off
+    to 5 s."""
+    from mediagen.widgets import JobCard
 
     pauses: list[float] = []
 
@@ -100,9 +102,9 @@ def test_the_widgets_poll_every_2_to_5_seconds_with_backoff(sandbox, tenant, tmp
     async def main() -> mediagen.Generation:
         async with mediagen.AsyncClient(api_key=tenant.api_key, base_url=sandbox.base_url,
                                         cache_dir=tmp_path, sleep=recorded) as aclient:  # fmt: skip
-            service = Service(async_client=aclient)
             gen = await aclient.images.create(model="pixel-1", prompt="a lighthouse [[slow:1]]")
-            return await service.wait(gen)
+            card = JobCard(aclient, gen)
+            return await card.task
 
     final = asyncio.run(main())
     assert final.status == "completed"

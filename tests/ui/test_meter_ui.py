@@ -13,10 +13,9 @@ def test_the_meter_shows_the_spend_limits_and_refreshes(lab, tmp_path):
         [
             "import mediagen as mg\n"
             "from mediagen.widgets import CreditMeter\n"
-            "from mediagen.widgets._service import Service\n"
             f"limit = mg.SpendLimit(daily=10, weekly=30, path={str(limit_file)!r})\n"
             f"client = mg.Client(budget=limit, cache_dir={str(tmp_path / 'cache')!r})\n"
-            "meter = CreditMeter(Service(client))\n"
+            "meter = CreditMeter(client)\n"
             "meter",
             "client.generations.wait(client.images.create(model='pixel-1', prompt='dusk'),"
             " timeout=60).status",

@@ -19,11 +19,9 @@ def form_cell(cache: Path) -> str:
     return (
         "import copy, ipywidgets, mediagen\n"
         "from mediagen.widgets import LiveEstimate, RequestForm\n"
-        "from mediagen.widgets._service import Service\n"
         f"client = mediagen.Client(cache_dir={str(cache)!r})\n"
-        "service = Service(client)\n"
         "form = RequestForm(client.models.get('vidra-2').raw)\n"
-        f"estimate = LiveEstimate(service, form, debounce={DEBOUNCE_S})\n"
+        f"estimate = LiveEstimate(client, form, debounce={DEBOUNCE_S})\n"
         "ipywidgets.VBox([form, estimate])"
     )
 
@@ -32,7 +30,7 @@ STALE_CELL = (
     "stale = copy.deepcopy(client.models.get('lumen-4k').raw)\n"
     "stale['modes'][0]['price']['table'] = {'1K': 1, '2K': 2, '4K': 4}  # prices since raised\n"
     "old_form = RequestForm(stale)\n"
-    "old_estimate = LiveEstimate(service, old_form, debounce=0)\n"
+    "old_estimate = LiveEstimate(client, old_form, debounce=0)\n"
     "ipywidgets.VBox([old_form, old_estimate])"
 )
 

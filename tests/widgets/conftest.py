@@ -5,8 +5,9 @@ test drives a scenario inside ``run(...)`` (one ``asyncio.run``) and sets traits
 would. ``until`` waits for a condition instead of sleeping a fixed time.
 
 - ``make_client(tenant, **options)``: a ``mediagen.Client`` on the sandbox with a private cache
-  and journal under ``tmp_path`` (closed after the test).
-- ``make_service(tenant, **options)``: the widgets' ``Service`` over such a client, polling fast.
+  and journal under ``tmp_path``, polling fast (closed after the test). Widgets take it as it
+  is; a scenario ends with ``await aclose(client)`` (``mediagen.widgets._loop_client``), which
+  closes the ``AsyncClient`` the widgets made from it on that loop.
 
 ``run`` and ``until`` live in ``widget_loop`` (a conftest cannot be imported by name: the
 browser tests' conftest would shadow it).
@@ -19,7 +20,6 @@ from typing import Any
 import pytest
 
 import mediagen
-from mediagen.widgets._service import Service
 
 FAST_POLL = 0.05
 
@@ -42,15 +42,3 @@ def make_client(sandbox, tmp_path):
     yield make
     for client in clients:
         client.close()
-
-
-@pytest.fixture
-def make_service(make_client):
-    def make(tenant, cache_dir=None, **options: Any) -> Service:
-        service = Service(make_client(tenant, cache_dir=cache_dir), poll_interval=FAST_POLL)
-        service.poll_cap = 0.3
-        for name, value in options.items():
-            setattr(service, name, value)
-        return service
-
-    return make

@@ -7,6 +7,7 @@ from __future__ import annotations
 from widget_loop import run, until
 
 from mediagen.widgets import Studio
+from mediagen.widgets._loop_client import aclose
 
 
 def shown_balances(studio: Studio) -> tuple[float | None, float | None]:
@@ -17,21 +18,21 @@ def can_submit(studio: Studio) -> bool:
     return studio.estimate.status == "ready" and not studio.estimate.blocked_reason
 
 
-async def priced_studio(service) -> Studio:
+async def priced_studio(client) -> Studio:
     """A studio on pixel-1's example, priced, with the meter filled."""
-    studio = Studio(service=service, debounce=0.02)
+    studio = Studio(client, debounce=0.02)
     await studio.ready
     studio.picker.value = "pixel-1"
     await until(lambda: can_submit(studio) and studio.meter.credits)
     return studio
 
 
-def test_a_402_then_a_top_up_keep_meter_and_estimate_agreeing(make_service, tenant, sandbox):
-    service = make_service(tenant)
+def test_a_402_then_a_top_up_keep_meter_and_estimate_agreeing(make_client, tenant, sandbox):
+    client = make_client(tenant)
     admin = sandbox.admin
 
     async def scenario():
-        studio = await priced_studio(service)
+        studio = await priced_studio(client)
         price = studio.estimate.estimate["credits_after_discount"]
         assert shown_balances(studio) == (1000, 1000)
 
@@ -57,7 +58,7 @@ def test_a_402_then_a_top_up_keep_meter_and_estimate_agreeing(make_service, tena
         }
         studio.estimate.submit()
         await until(lambda: studio.cards and studio.cards[0].status == "completed")
-        await service.aclose()
+        await aclose(client)
         return price, refused, topped
 
     price, refused, topped = run(scenario())
@@ -72,11 +73,11 @@ def test_a_402_then_a_top_up_keep_meter_and_estimate_agreeing(make_service, tena
     assert topped == {"error": "", "balances": (500, 500), "affordable": True, "blocked": ""}
 
 
-def test_an_edit_clears_a_refusal_and_an_invalid_form_shows_no_price(make_service, tenant, sandbox):
-    service = make_service(tenant)
+def test_an_edit_clears_a_refusal_and_an_invalid_form_shows_no_price(make_client, tenant, sandbox):
+    client = make_client(tenant)
 
     async def scenario():
-        studio = await priced_studio(service)
+        studio = await priced_studio(client)
         sandbox.admin.set_balance(tenant.org_id, 0.01)
         studio.estimate.submit()
         await until(lambda: studio.estimate.error, what="the refusal")
@@ -84,7 +85,7 @@ def test_an_edit_clears_a_refusal_and_an_invalid_form_shows_no_price(make_servic
         form.values = {**form.values, "prompt": ""}  # the user edits: now the form is invalid
         after_edit = (studio.estimate.error, dict(studio.estimate.estimate))
         blocked = studio.estimate.blocked_reason
-        await service.aclose()
+        await aclose(client)
         return after_edit, blocked
 
     (error, estimate), blocked = run(scenario())
@@ -93,15 +94,15 @@ def test_an_edit_clears_a_refusal_and_an_invalid_form_shows_no_price(make_servic
     assert blocked == "Fix the form: Prompt is required"
 
 
-def test_a_meter_refresh_moves_the_estimates_balance_too(make_service, tenant, sandbox):
-    service = make_service(tenant)
+def test_a_meter_refresh_moves_the_estimates_balance_too(make_client, tenant, sandbox):
+    client = make_client(tenant)
 
     async def scenario():
-        studio = await priced_studio(service)
+        studio = await priced_studio(client)
         sandbox.admin.set_balance(tenant.org_id, 0.5)
         await studio.meter.refresh()
         seen = shown_balances(studio), studio.estimate.estimate["can_afford"]
-        await service.aclose()
+        await aclose(client)
         return seen, studio.estimate.blocked_reason
 
     (balances, affordable), blocked = run(scenario())

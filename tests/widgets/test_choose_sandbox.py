@@ -8,23 +8,22 @@ import pytest
 from widget_loop import run, until
 
 from mediagen.widgets import LiveEstimate, ModelPicker, RequestForm
-from mediagen.widgets._service import Service
+from mediagen.widgets._loop_client import aclose, on_loop
 
 
 @pytest.fixture(scope="module")
 def catalog(sandbox, tenant_factory):
-    """Every catalog entry of the sandbox, as the widgets get them (through the Service)."""
+    """Every catalog entry of the sandbox, as the widgets get them (each model's JSON)."""
     import mediagen
 
     tenant = tenant_factory(plan="enterprise")
     with mediagen.Client(api_key=tenant.api_key, base_url=sandbox.base_url) as client:
-        service = Service(client)
 
         async def load():
             try:
-                return await service.models()
+                return [m.to_dict() for m in await on_loop(client).models.list()]
             finally:
-                await service.aclose()
+                await aclose(client)
 
         return {entry["id"]: entry for entry in run(load())}
 
@@ -58,9 +57,9 @@ def test_picker_filters_the_real_catalog_by_kind_and_search(catalog):
 
 
 def test_every_model_and_mode_starts_as_a_valid_request_the_sandbox_prices(
-    catalog, make_service, tenant_factory
+    catalog, make_client, tenant_factory
 ):
-    service = make_service(tenant_factory(plan="enterprise"))
+    client = make_client(tenant_factory(plan="enterprise"))
     forms = []
     for entry in catalog.values():
         for mode in entry["modes"]:
@@ -71,14 +70,15 @@ def test_every_model_and_mode_starts_as_a_valid_request_the_sandbox_prices(
 
     async def scenario():
         try:
-            return await asyncio.gather(*(service.estimate(f.request) for f in forms))
+            models = on_loop(client).models
+            return await asyncio.gather(*(models.estimate_request(f.request) for f in forms))
         finally:
-            await service.aclose()
+            await aclose(client)
 
     for form, estimate in zip(forms, run(scenario()), strict=True):
-        assert estimate["model"] == form.chosen_model
+        assert estimate.model == form.chosen_model
         assert estimate["allowed"] is True, (form.request, estimate)
-        assert estimate["credits_after_discount"] > 0
+        assert estimate.credits_after_discount > 0
 
 
 def test_form_follows_the_tier_and_fills_defaults(catalog):
@@ -147,35 +147,39 @@ def test_invalid_combinations_show_inline_and_the_sandbox_agrees(
     assert client.credits.get().balance == 1000  # nothing reserved
 
 
-class CountingService(Service):
-    """The real service, counting estimate calls; optionally slow for chosen requests."""
+class CountingModels:
+    """An AsyncClient's real catalog resource, counting estimate calls; optionally slow for
+    chosen requests."""
 
-    def __init__(self, *args, slow_when=None, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, models, slow_when=None):
+        self.models = models
         self.calls: list[dict] = []
         self.slow_when = slow_when or (lambda request: False)
 
-    async def estimate(self, request):
+    async def estimate_request(self, request):
         self.calls.append(dict(request))
         if self.slow_when(request):
             # finish even if the widget cancels its wait: the stale answer really arrives late
             inner = asyncio.ensure_future(self._slow(request))
             return await asyncio.shield(inner)
-        return await super().estimate(request)
+        return await self.models.estimate_request(request)
 
     async def _slow(self, request):
         await asyncio.sleep(0.4)
-        self.slow_done = await super().estimate(request)
+        self.slow_done = await self.models.estimate_request(request)
         return self.slow_done
 
 
 def test_estimate_is_debounced_and_stale_answers_are_discarded(catalog, make_client, tenant):
-    service = CountingService(make_client(tenant), slow_when=lambda r: r.get("tier") == "1080p")
     form = RequestForm()
-    estimate = LiveEstimate(service, form, debounce=0.1)
-    assert estimate.blocked_reason == "Choose a model"
 
     async def scenario():
+        client = make_client(tenant).to_async()  # an AsyncClient, given as it is
+        service = client.models = CountingModels(
+            client.models, slow_when=lambda r: r.get("tier") == "1080p"
+        )
+        estimate = LiveEstimate(client, form, debounce=0.1)
+        assert estimate.blocked_reason == "Choose a model"
         form.load(catalog["vidra-2"])
         for seconds in (10, 5, 10, 5, 10):  # typing quickly: one estimate for the last value
             form.set_value("duration_seconds", seconds)
@@ -195,29 +199,29 @@ def test_estimate_is_debounced_and_stale_answers_are_discarded(catalog, make_cli
         await until(lambda: getattr(service, "slow_done", None), what="stale answer")
         await asyncio.sleep(0.05)
         assert estimate.status == "ready"
-        assert service.slow_done["credits"] != estimate.estimate["credits"]
-        expected = await service.aclient().models.estimate_request(form.request)
+        assert service.slow_done.credits != estimate.estimate["credits"]
+        expected = await service.models.estimate_request(form.request)
         assert estimate.estimate == expected.to_dict()
-        await service.aclose()
+        await client.aclose()
 
     run(scenario())
 
 
 def test_submit_is_disabled_with_the_reason_when_unaffordable_or_not_allowed(
-    catalog, make_service, tenant_factory, sandbox
+    catalog, make_client, tenant_factory, sandbox
 ):
     poor = tenant_factory(balance=1)
     free = tenant_factory(plan="free")
 
     async def scenario(tenant, model):
-        service = make_service(tenant)
-        estimate = LiveEstimate(service, RequestForm(catalog[model]), debounce=0)
+        client = make_client(tenant)
+        estimate = LiveEstimate(client, RequestForm(catalog[model]), debounce=0)
         await until(lambda: estimate.status == "ready", what="estimate")
         estimate.submit()  # the view's button is disabled; a click from Python is refused too
         await asyncio.sleep(0.2)
         assert estimate.submitted_count == 0
         assert not estimate.submitting
-        await service.aclose()
+        await aclose(client)
         return estimate
 
     poor_view = run(scenario(poor, "vidra-2"))
@@ -267,7 +271,7 @@ def test_forms_put_required_and_common_fields_first_and_the_rest_under_advanced(
 
 
 def test_choosing_a_size_preset_sends_only_the_preset_and_the_sandbox_prices_it(
-    catalog, make_service, tenant
+    catalog, make_client, tenant
 ):
     form = RequestForm(catalog["pixel-pro"])
     size = next(f for f in form.fields if f["name"] == "size")
@@ -277,14 +281,14 @@ def test_choosing_a_size_preset_sends_only_the_preset_and_the_sandbox_prices_it(
     assert form.issues == {}
     assert form.request["image_size"] == "landscape_16_9"
     assert "size" not in form.request
-    service = make_service(tenant)
+    client = make_client(tenant)
 
     async def scenario():
         try:
-            return await service.estimate(form.request)
+            return await on_loop(client).models.estimate_request(form.request)
         finally:
-            await service.aclose()
+            await aclose(client)
 
     estimate = run(scenario())
-    assert estimate["allowed"] is True
-    assert estimate["credits_after_discount"] > 0
+    assert estimate.allowed is True
+    assert estimate.credits_after_discount > 0

@@ -8,6 +8,7 @@ from widget_loop import run
 
 import mediagen
 from mediagen.widgets import Compare
+from mediagen.widgets._loop_client import aclose
 
 PROMPTS = ["a lighthouse at dusk", "a red fox in snow"]
 
@@ -21,13 +22,13 @@ def ledger_kinds(sandbox, tenant) -> list[str]:
 
 
 def test_cells_are_rated_one_to_five_beside_the_winner_and_the_ratings_are_saved(
-    make_service, tenant, tmp_path
+    make_client, tenant, tmp_path
 ):
-    service = make_service(tenant)
+    client = make_client(tenant)
     path = tmp_path / "rated.parquet"
 
     async def scenario():
-        grid = Compare(PROMPTS, ["pixel-1", "pixel-pro"], service=service, run=True)
+        grid = Compare(PROMPTS, ["pixel-1", "pixel-pro"], client=client, run=True)
         await grid.wait()
         click(grid, action="choose", row=0, col=1)
         click(grid, action="rate", row=0, col=0, stars=2)
@@ -38,9 +39,9 @@ def test_cells_are_rated_one_to_five_beside_the_winner_and_the_ratings_are_saved
         click(grid, action="rate", row=1, col=0, stars=9)  # refused, said in the banner
         refused = grid.error
         grid.save(path)
-        again = Compare.load(path, service=service)
+        again = Compare.load(path, client=client)
         await again.wait()
-        await service.aclose()
+        await aclose(client)
         return grid, again, refused
 
     grid, again, refused = run(scenario())
@@ -60,13 +61,13 @@ def test_cells_are_rated_one_to_five_beside_the_winner_and_the_ratings_are_saved
 
 
 def test_the_grids_buttons_add_a_column_rerun_a_row_and_export_the_report(
-    make_service, tenant, sandbox, tmp_path, monkeypatch
+    make_client, tenant, sandbox, tmp_path, monkeypatch
 ):
-    service = make_service(tenant)
+    client = make_client(tenant)
     monkeypatch.chdir(tmp_path)  # a kernel writes where its notebook is
 
     async def scenario():
-        grid = Compare(PROMPTS, ["pixel-1"], service=service, run=True)
+        grid = Compare(PROMPTS, ["pixel-1"], client=client, run=True)
         await grid.wait()
         first = [c["generation_id"] for c in grid.cells]
         click(grid, action="add_column", setting="lumen-4k")
@@ -83,7 +84,7 @@ def test_the_grids_buttons_add_a_column_rerun_a_row_and_export_the_report(
         click(grid, action="rerun", row=1)
         await grid.wait()
         click(grid, action="export", path="shared report.html")
-        await service.aclose()
+        await aclose(client)
         return grid, first, second, added_total, paid_for_column, refused
 
     grid, first, second, added_total, paid_for_column, refused = run(scenario())

@@ -8,6 +8,7 @@ from widget_loop import run, until
 
 import mediagen
 from mediagen.widgets import Compare
+from mediagen.widgets._loop_client import aclose
 
 PROMPTS = ["a lighthouse at dusk", "a red fox in snow", "a bowl of ramen"]
 SETTINGS = ["pixel-1", {"model": "pixel-pro", "quality": "high"}, "voxa-tts"]
@@ -22,13 +23,12 @@ def click(grid: Compare, **content) -> None:
 
 
 def test_the_total_is_the_services_estimates_summed_and_nothing_is_spent_before_run(
-    make_service, tenant, sandbox
+    make_client, tenant, sandbox
 ):
-    service = make_service(tenant)
-    client = service.client
+    client = make_client(tenant)
 
     async def scenario():
-        grid = mediagen.compare(PROMPTS, SETTINGS, service=service)
+        grid = mediagen.compare(PROMPTS, SETTINGS, client=client)
         await grid.ready
         assert ledger_kinds(sandbox, tenant) == ["grant"], "pricing spends nothing"
         assert grid.phase == "ready"
@@ -36,7 +36,7 @@ def test_the_total_is_the_services_estimates_summed_and_nothing_is_spent_before_
         total = grid.total
         click(grid, action="run")
         await grid.wait()
-        await service.aclose()
+        await aclose(client)
         return grid, bodies, total
 
     grid, bodies, total = run(scenario())
@@ -59,14 +59,12 @@ def test_the_total_is_the_services_estimates_summed_and_nothing_is_spent_before_
     assert grid.phase == "done"
 
 
-def test_a_failed_cell_shows_its_code_and_a_double_retry_submits_once(
-    make_service, tenant, sandbox
-):
-    service = make_service(tenant)
-    balance = service.client.credits.get().balance
+def test_a_failed_cell_shows_its_code_and_a_double_retry_submits_once(make_client, tenant, sandbox):
+    client = make_client(tenant)
+    balance = client.credits.get().balance
 
     async def scenario():
-        grid = Compare(["a calm sea", "a storm [[fail:safety]]"], ["pixel-1"], service=service)
+        grid = Compare(["a calm sea", "a storm [[fail:safety]]"], ["pixel-1"], client=client)
         await grid.ready
         grid.run()
         await grid.wait()
@@ -75,7 +73,7 @@ def test_a_failed_cell_shows_its_code_and_a_double_retry_submits_once(
         click(grid, action="retry", row=1, col=0)
         click(grid, action="retry", row=0, col=0)  # a completed cell is not submitted again
         await grid.wait()
-        await service.aclose()
+        await aclose(client)
         return grid, failed
 
     grid, failed = run(scenario())
@@ -84,26 +82,26 @@ def test_a_failed_cell_shows_its_code_and_a_double_retry_submits_once(
     assert "safety filter" in failed["error_message"]
     assert grid.cells[1]["status"] == "failed"
     assert grid.cells[1]["generation_id"] != failed["generation_id"], "the retry is new"
-    assert len(list(service.client.generations.list())) == 3
+    assert len(list(client.generations.list())) == 3
     kinds = ledger_kinds(sandbox, tenant)
     assert kinds.count("reserve") == 3
     assert kinds.count("refund") == 2, "each failure returns its reservation"
-    spent = balance - service.client.credits.get().balance
+    spent = balance - client.credits.get().balance
     assert spent == pytest.approx(grid.cells[0]["credits"])
 
 
-def test_winners_one_per_row_come_back_as_a_dataframe(make_service, tenant):
-    service = make_service(tenant)
+def test_winners_one_per_row_come_back_as_a_dataframe(make_client, tenant):
+    client = make_client(tenant)
 
     async def scenario():
-        grid = Compare(PROMPTS[:2], ["pixel-1", "pixel-pro"], service=service, run=True)
+        grid = Compare(PROMPTS[:2], ["pixel-1", "pixel-pro"], client=client, run=True)
         await grid.wait()
         click(grid, action="choose", row=0, col=0)
         click(grid, action="choose", row=0, col=1)  # another pick replaces the row's winner
         click(grid, action="choose", row=1, col=0)
         click(grid, action="choose", row=1, col=0)  # picking the winner again clears it
         click(grid, action="choose", row=1, col=1)
-        await service.aclose()
+        await aclose(client)
         return grid
 
     grid = run(scenario())
@@ -116,19 +114,19 @@ def test_winners_one_per_row_come_back_as_a_dataframe(make_service, tenant):
     assert grid.chosen == {"0": 1, "1": 1}
 
 
-def test_a_run_over_the_budget_is_refused_whole(make_service, tenant, sandbox):
-    service = make_service(tenant)
+def test_a_run_over_the_budget_is_refused_whole(make_client, tenant, sandbox):
+    client = make_client(tenant)
 
     async def scenario():
         tight = mediagen.Budget(1.0)
-        grid = Compare(PROMPTS, ["pixel-1"], service=service, budget=tight)
+        grid = Compare(PROMPTS, ["pixel-1"], client=client, budget=tight)
         await grid.ready
         refused = grid.run()
         reason = grid.blocked_reason
         roomy = mediagen.Budget(grid.total)
-        paid = Compare(PROMPTS, ["pixel-1"], service=service, budget=roomy, run=True)
+        paid = Compare(PROMPTS, ["pixel-1"], client=client, budget=roomy, run=True)
         await paid.wait()
-        await service.aclose()
+        await aclose(client)
         return grid, refused, reason, tight, paid, roomy
 
     grid, refused, reason, tight, paid, roomy = run(scenario())
@@ -159,26 +157,26 @@ def test_an_unknown_model_fails_before_anything_is_priced(make_client, tenant):
 
 
 def test_a_saved_run_reopens_as_it_was_and_a_new_column_pays_only_for_its_cells(
-    make_service, tenant, sandbox, tmp_path
+    make_client, tenant, sandbox, tmp_path
 ):
-    service = make_service(tenant)
+    client = make_client(tenant)
     path = tmp_path / "runs" / "kites.parquet"
 
     async def scenario():
-        grid = Compare(["a kite", "a boat [[fail:safety]]"], ["pixel-1"], service=service)
+        grid = Compare(["a kite", "a boat [[fail:safety]]"], ["pixel-1"], client=client)
         await grid.ready
         grid.run()
         await grid.wait()
         grid.choose(0, 0)
         grid.save(path)
-        reopened = Compare.load(path, service=service)
+        reopened = Compare.load(path, client=client)
         await reopened.wait()
         priced_again = ledger_kinds(sandbox, tenant)
         await reopened.add_column("pixel-pro")
         added_total = reopened.total
         reopened.run()
         await reopened.wait()
-        await service.aclose()
+        await aclose(client)
         return grid, reopened, priced_again, added_total
 
     grid, reopened, priced_again, added_total = run(scenario())
@@ -209,7 +207,7 @@ def test_mediagen_compare_load_opens_a_saved_grid(make_client, tenant, tmp_path)
     assert "<img" in again.snapshot_html()
 
 
-def test_the_wall_time_is_forecast_once_the_history_allows(make_service, tenant_factory, sandbox):
+def test_the_wall_time_is_forecast_once_the_history_allows(make_client, tenant_factory, sandbox):
     newcomer, veteran = tenant_factory(), tenant_factory()
     sandbox.admin.seed_generations(
         veteran.member_id,
@@ -219,10 +217,10 @@ def test_the_wall_time_is_forecast_once_the_history_allows(make_service, tenant_
     )
 
     async def forecast_of(tenant) -> str:
-        service = make_service(tenant)
-        grid = Compare(PROMPTS, ["pixel-1", "pixel-pro"], service=service)
+        client = make_client(tenant)
+        grid = Compare(PROMPTS, ["pixel-1", "pixel-pro"], client=client)
         await grid.wait()
-        await service.aclose()
+        await aclose(client)
         return grid.forecast_text
 
     seeded = ledger_kinds(sandbox, veteran)
@@ -232,13 +230,13 @@ def test_the_wall_time_is_forecast_once_the_history_allows(make_service, tenant_
     assert ledger_kinds(sandbox, veteran) == seeded, "pricing and forecasting spend nothing"
 
 
-def test_at_most_concurrency_jobs_are_in_flight(make_service, tenant):
-    service = make_service(tenant)
+def test_at_most_concurrency_jobs_are_in_flight(make_client, tenant):
+    client = make_client(tenant)
     busy: list[int] = []
 
     async def scenario():
         prompts = [f"a kite, take {n} [[slow:0.2]]" for n in range(6)]
-        grid = Compare(prompts, ["pixel-1"], service=service, concurrency=2)
+        grid = Compare(prompts, ["pixel-1"], client=client, concurrency=2)
         await grid.ready
         grid.observe(
             lambda change: busy.append(
@@ -249,7 +247,7 @@ def test_at_most_concurrency_jobs_are_in_flight(make_service, tenant):
         grid.run()
         queued = [c["status"] for c in grid.cells]
         await grid.wait()
-        await service.aclose()
+        await aclose(client)
         return grid, queued
 
     grid, queued = run(scenario())
@@ -259,22 +257,22 @@ def test_at_most_concurrency_jobs_are_in_flight(make_service, tenant):
 
 
 def test_a_run_saved_mid_way_is_followed_to_its_end_when_reopened_and_charged_once(
-    make_service, tenant, sandbox, tmp_path
+    make_client, tenant, sandbox, tmp_path
 ):
-    service = make_service(tenant)
+    client = make_client(tenant)
     path = tmp_path / "midway.parquet"
 
     async def scenario():
-        grid = Compare(["a slow kite [[slow:1]]", "a boat"], ["pixel-1"], service=service)
+        grid = Compare(["a slow kite [[slow:1]]", "a boat"], ["pixel-1"], client=client)
         await grid.ready
         grid.run()
         await until(lambda: grid.cells[0]["status"] == "pending", what="the job to be sent")
         grid.save(path)
         sent = grid.cells[0]["generation_id"]
         grid.task.cancel()  # the kernel goes away; the job goes on at the service
-        reopened = Compare.load(path, service=service)
+        reopened = Compare.load(path, client=client)
         await reopened.wait()
-        await service.aclose()
+        await aclose(client)
         return reopened, sent
 
     reopened, sent = run(scenario())
@@ -283,7 +281,7 @@ def test_a_run_saved_mid_way_is_followed_to_its_end_when_reopened_and_charged_on
     assert reopened.cells[0]["items"]
     assert [c["status"] for c in reopened.cells] == ["completed", "completed"]
     assert ledger_kinds(sandbox, tenant).count("reserve") == 2, "nothing was paid twice"
-    assert len(list(service.client.generations.list())) == 2
+    assert len(list(client.generations.list())) == 2
 
 
 def test_the_exported_report_opens_without_the_kernel_or_the_cache(make_client, tenant, tmp_path):
@@ -301,12 +299,12 @@ def test_the_exported_report_opens_without_the_kernel_or_the_cache(make_client, 
     assert len(report) < 2 * media + 100_000, "no more than the media, base64-encoded"
 
 
-def test_one_column_runs_again_paid_again_and_only_within_the_budget(make_service, tenant, sandbox):
-    service = make_service(tenant)
+def test_one_column_runs_again_paid_again_and_only_within_the_budget(make_client, tenant, sandbox):
+    client = make_client(tenant)
 
     async def scenario():
         budget = mediagen.Budget(3.5)  # the 2x2 grid (3 credits) and one pixel-pro cell more
-        grid = Compare(PROMPTS[:2], ["pixel-1", "pixel-pro"], service=service, budget=budget)
+        grid = Compare(PROMPTS[:2], ["pixel-1", "pixel-pro"], client=client, budget=budget)
         await grid.ready
         grid.run()
         await grid.wait()
@@ -319,7 +317,7 @@ def test_one_column_runs_again_paid_again_and_only_within_the_budget(make_servic
         grid.budget = mediagen.Budget(10)
         grid.rerun(row=1)
         await grid.wait()
-        await service.aclose()
+        await aclose(client)
         return grid, first, refused, kept, reason
 
     grid, first, refused, kept, reason = run(scenario())
@@ -334,18 +332,18 @@ def test_one_column_runs_again_paid_again_and_only_within_the_budget(make_servic
     assert ledger_kinds(sandbox, tenant).count("charge") == 6
 
 
-def test_a_setting_the_model_refuses_shows_why_and_is_never_sent(make_service, tenant, sandbox):
-    service = make_service(tenant)
+def test_a_setting_the_model_refuses_shows_why_and_is_never_sent(make_client, tenant, sandbox):
+    client = make_client(tenant)
 
     async def scenario():
         grid = Compare(
-            PROMPTS[:2], ["pixel-1", {"model": "pixel-pro", "quality": "ultra"}], service=service
+            PROMPTS[:2], ["pixel-1", {"model": "pixel-pro", "quality": "ultra"}], client=client
         )
         await grid.ready
         total = grid.total
         grid.run()
         await grid.wait()
-        await service.aclose()
+        await aclose(client)
         return grid, total
 
     grid, total = run(scenario())

@@ -11,11 +11,12 @@ from ipywidgets.widgets import widget as ipywidgets_widget
 from widget_loop import run, until
 
 from mediagen.widgets import CreditMeter, Gallery, JobCard, MediaPlayer, Studio
+from mediagen.widgets._loop_client import aclose
 
 
-async def studio_on(service, model: str, **values) -> Studio:
+async def studio_on(client, model: str, **values) -> Studio:
     """A studio with ``model`` chosen (its example request, changed by ``values``) and priced."""
-    studio = Studio(service=service, debounce=0.02)
+    studio = Studio(client, debounce=0.02)
     await studio.ready
     studio.picker.value = model
     if values:
@@ -32,11 +33,11 @@ def ledger_kinds(sandbox, tenant) -> list[str]:
     return [e["kind"] for e in sandbox.admin.ledger(tenant.org_id)["entries"]]
 
 
-def test_a_double_click_is_one_generation_charged_once(make_service, tenant, sandbox):
-    service = make_service(tenant)
+def test_a_double_click_is_one_generation_charged_once(make_client, tenant, sandbox):
+    client = make_client(tenant)
 
     async def scenario():
-        studio = await studio_on(service, "pixel-1", prompt="a lighthouse [[slow:0.3]]")
+        studio = await studio_on(client, "pixel-1", prompt="a lighthouse [[slow:0.3]]")
         price = studio.estimate.estimate["credits_after_discount"]
         studio.estimate.click = "click-1"  # two clicks in a row, as a double click sends them
         studio.estimate.click = "click-2"
@@ -49,12 +50,12 @@ def test_a_double_click_is_one_generation_charged_once(make_service, tenant, san
         studio.estimate.click = "click-1"  # a re-delivered click reuses its idempotency key
         await until(lambda: studio.estimate.submitted_count == 2, what="the replay")
         await until(lambda: studio.meter.session_count == 1 and not studio.meter.refreshing)
-        await service.aclose()
+        await aclose(client)
         return studio, price
 
     studio, price = run(scenario())
     assert len(studio.cards) == 1, "the replay is the same generation: no second card"
-    generations = list(service.client.generations.list())
+    generations = list(client.generations.list())
     assert len(generations) == 1
     assert ledger_kinds(sandbox, tenant) == ["grant", "reserve", "charge"]
     assert generations[0].credits_charged == price
@@ -62,11 +63,11 @@ def test_a_double_click_is_one_generation_charged_once(make_service, tenant, san
     assert studio.meter.session_spend == price
 
 
-def test_a_click_racing_a_form_change_is_not_sent_and_says_so(make_service, tenant, sandbox):
-    service = make_service(tenant)
+def test_a_click_racing_a_form_change_is_not_sent_and_says_so(make_client, tenant, sandbox):
+    client = make_client(tenant)
 
     async def scenario():
-        studio = await studio_on(service, "pixel-1", prompt="a lighthouse")
+        studio = await studio_on(client, "pixel-1", prompt="a lighthouse")
         studio.form.values = {**studio.form.values, "resolution": "2k"}  # the price changes...
         assert studio.estimate.status == "estimating"
         studio.estimate.click = "raced"  # ...and the click lands before the new estimate
@@ -75,22 +76,22 @@ def test_a_click_racing_a_form_change_is_not_sent_and_says_so(make_service, tena
         notice = studio.estimate.error
         studio.estimate.click = "after"  # the next click, with the new price shown, goes
         await until(lambda: studio.cards and studio.cards[0].status == "completed")
-        await service.aclose()
+        await aclose(client)
         return studio, notice
 
     studio, notice = run(scenario())
     assert "Not sent" in notice
     assert studio.estimate.error == ""
-    assert len(list(service.client.generations.list())) == 1
+    assert len(list(client.generations.list())) == 1
     assert ledger_kinds(sandbox, tenant) == ["grant", "reserve", "charge"]
 
 
-def test_job_card_goes_from_pending_to_completed_with_players(make_service, tenant, sandbox):
-    service = make_service(tenant)
+def test_job_card_goes_from_pending_to_completed_with_players(make_client, tenant, sandbox):
+    client = make_client(tenant)
 
     async def scenario():
         studio = await studio_on(
-            service, "pixel-1", prompt="three boats [[slow:0.5]]", generate_image_count=3
+            client, "pixel-1", prompt="three boats [[slow:0.5]]", generate_image_count=3
         )
         reserved = studio.estimate.estimate["credits_after_discount"]
         studio.estimate.submit()
@@ -101,7 +102,7 @@ def test_job_card_goes_from_pending_to_completed_with_players(make_service, tena
         assert "reserve" in ledger_kinds(sandbox, tenant)
         await card.task
         await until(lambda: studio.gallery.entries and not studio.meter.refreshing)
-        await service.aclose()
+        await aclose(client)
         return studio, card, reserved
 
     studio, card, reserved = run(scenario())
@@ -120,16 +121,16 @@ def test_job_card_goes_from_pending_to_completed_with_players(make_service, tena
     assert studio.meter.session_spend == reserved
 
 
-def test_failed_job_shows_code_and_message_and_refunds(make_service, tenant, sandbox):
-    service = make_service(tenant)
+def test_failed_job_shows_code_and_message_and_refunds(make_client, tenant, sandbox):
+    client = make_client(tenant)
 
     async def scenario():
-        studio = await studio_on(service, "voxa-tts", text="Hello there [[fail:safety]]")
+        studio = await studio_on(client, "voxa-tts", text="Hello there [[fail:safety]]")
         studio.estimate.submit()
         card = await until(lambda: studio.cards and studio.cards[0])
         await card.task
         await until(lambda: studio.gallery.entries and studio.meter.credits.get("reserved") == 0)
-        await service.aclose()
+        await aclose(client)
         return studio, card
 
     studio, card = run(scenario())
@@ -144,9 +145,7 @@ def test_failed_job_shows_code_and_message_and_refunds(make_service, tenant, san
     assert studio.gallery.entries[0]["error"]["code"] == "safety"
 
 
-def test_gallery_holds_many_generations_in_one_widget_filtered_and_lazy(
-    make_service, make_client, tenant
-):
+def test_gallery_holds_many_generations_in_one_widget_filtered_and_lazy(make_client, tenant):
     client = make_client(tenant)
     made = [
         client.images.create(model="pixel-1", prompt="four red kites", generate_image_count=4),
@@ -155,13 +154,13 @@ def test_gallery_holds_many_generations_in_one_widget_filtered_and_lazy(
         client.images.create(model="pixel-1", prompt="kites [[fail:safety]]"),
     ]
     done = [g.wait() for g in made]
-    service = make_service(tenant)
-    gallery = Gallery(service)
+    client = make_client(tenant)
+    gallery = Gallery(client)
     before = set(ipywidgets_widget._instances)
 
     async def scenario():
         await gallery.load_recent(limit=10)
-        await service.aclose()
+        await aclose(client)
 
     run(scenario())
     assert set(ipywidgets_widget._instances) == before, "one widget, not one per output"
@@ -193,22 +192,22 @@ def test_gallery_holds_many_generations_in_one_widget_filtered_and_lazy(
     assert len(gallery.entries) == 4
 
 
-def test_credit_meter_shows_balance_cap_and_session_spend(make_service, tenant_factory):
+def test_credit_meter_shows_balance_cap_and_session_spend(make_client, tenant_factory):
     tenant = tenant_factory(balance=1000, discount_percent=10, cap=50)
-    service = make_service(tenant)
+    client = make_client(tenant)
 
     async def scenario():
-        meter = CreditMeter(service)
+        meter = CreditMeter(client)
         await meter.refresh()
         first = dict(meter.credits)
-        studio = await studio_on(service, "pixel-1")
+        studio = await studio_on(client, "pixel-1")
         price = studio.estimate.estimate["credits_after_discount"]
         assert studio.estimate.estimate["discount_percent"] == 10
         studio.estimate.submit()
         card = await until(lambda: studio.cards and studio.cards[0])
         await card.task
         await until(lambda: studio.meter.session_count == 1 and not studio.meter.refreshing)
-        await service.aclose()
+        await aclose(client)
         return first, studio.meter, price
 
     first, meter, price = run(scenario())
@@ -225,13 +224,13 @@ def test_credit_meter_shows_balance_cap_and_session_spend(make_service, tenant_f
 
 
 def test_errors_in_callbacks_and_background_work_show_in_the_widgets(
-    make_service, tenant_factory, sandbox
+    make_client, tenant_factory, sandbox
 ):
     tenant = tenant_factory()
-    service = make_service(tenant)
+    client = make_client(tenant)
 
     async def scenario():
-        studio = await studio_on(service, "pixel-1")
+        studio = await studio_on(client, "pixel-1")
         # a listener that raises: the card says so instead of the error vanishing
         studio.estimate.submit()
         card = await until(lambda: studio.cards and studio.cards[0])
@@ -254,7 +253,7 @@ def test_errors_in_callbacks_and_background_work_show_in_the_widgets(
         await until(lambda: studio.meter.error, what="meter error")
         studio.form.set_value("prompt", "another lighthouse")
         await until(lambda: studio.estimate.status == "error", what="estimate error")
-        await service.aclose()
+        await aclose(client)
         return studio
 
     studio = run(scenario())
@@ -277,7 +276,7 @@ def test_a_studio_with_a_bad_key_says_so_in_the_picker(sandbox, tmp_path):
     async def scenario():
         studio = Studio(client)
         await studio.ready
-        await studio.service.aclose()
+        await aclose(studio.client)
         return studio
 
     studio = run(scenario())
@@ -287,30 +286,30 @@ def test_a_studio_with_a_bad_key_says_so_in_the_picker(sandbox, tmp_path):
     assert not studio.picker.loading
 
 
-def test_a_restarted_kernel_reattaches_to_pending_generations(make_service, tenant, tmp_path):
+def test_a_restarted_kernel_reattaches_to_pending_generations(make_client, tenant, tmp_path):
     cache = tmp_path / "shared-cache"
 
     async def before_restart():
-        service = make_service(tenant, cache_dir=cache)
-        studio = await studio_on(service, "pixel-1", prompt="slow fox [[slow:1.5]]")
+        client = make_client(tenant, cache_dir=cache)
+        studio = await studio_on(client, "pixel-1", prompt="slow fox [[slow:1.5]]")
         studio.estimate.submit()
         card = await until(lambda: studio.cards and studio.cards[0])
         await until(lambda: card.generation.get("id"))
-        await service.aclose()
+        await aclose(client)
         return card.generation["id"]
 
     pending_id = run(before_restart())  # the loop ends: the "kernel" is gone mid-job
 
     async def after_restart():
-        service = make_service(tenant, cache_dir=cache)  # a new client on the same journal
-        studio = Studio(service=service, debounce=0)
+        client = make_client(tenant, cache_dir=cache)  # a new client on the same journal
+        studio = Studio(client, debounce=0)
         await studio.ready
         assert [c.generation["id"] for c in studio.cards] == [pending_id]
         card = studio.cards[0]
         assert card.status == "pending"
         await card.task
         await until(lambda: studio.gallery.entries)
-        await service.aclose()
+        await aclose(client)
         return card, studio
 
     card, studio = run(after_restart())
@@ -320,30 +319,30 @@ def test_a_restarted_kernel_reattaches_to_pending_generations(make_service, tena
     assert studio.gallery.entries[0]["id"] == pending_id
 
     async def third_start():  # nothing pending any more: no cards
-        service = make_service(tenant, cache_dir=cache)
-        studio = Studio(service=service)
+        client = make_client(tenant, cache_dir=cache)
+        studio = Studio(client)
         await studio.ready
-        await service.aclose()
+        await aclose(client)
         return studio
 
     assert run(third_start()).cards == []
 
 
 def test_media_come_from_the_local_copy_and_no_trait_holds_bytes_or_the_key(
-    make_service, tenant, sandbox
+    make_client, tenant, sandbox
 ):
-    service = make_service(tenant)
+    client = make_client(tenant)
     created_before = set(ipywidgets_widget._instances)
 
     async def scenario():
         with sandbox.admin.config_changed(output_url_ttl_seconds=1.5):
-            studio = await studio_on(service, "voxa-tts", text="Short and sweet")
+            studio = await studio_on(client, "voxa-tts", text="Short and sweet")
             studio.estimate.submit()
             card = await until(lambda: studio.cards and studio.cards[0])
             await card.task
         await until(lambda: studio.gallery.entries and not studio.meter.refreshing)
         await asyncio.sleep(1.6)  # the service URL has expired by now
-        await service.aclose()
+        await aclose(client)
         return studio, card
 
     _studio, card = run(scenario())

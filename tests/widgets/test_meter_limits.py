@@ -6,13 +6,12 @@ from widget_loop import run, until
 
 import mediagen
 from mediagen.widgets import CreditMeter
-from mediagen.widgets._service import Service
 
 
 def test_the_meter_shows_a_rolling_limit_and_follows_spending(make_client, tenant, tmp_path):
     limit = mediagen.SpendLimit(daily=10, weekly=30, path=tmp_path / "limit.jsonl")
     client = make_client(tenant, budget=limit)
-    meter = CreditMeter(Service(client))
+    meter = CreditMeter(client)
 
     async def scenario():
         await meter.refresh()
@@ -30,6 +29,6 @@ def test_the_meter_shows_a_rolling_limit_and_follows_spending(make_client, tenan
 
 
 def test_no_limit_no_rows(make_client, tenant):
-    meter = CreditMeter(Service(make_client(tenant)))
+    meter = CreditMeter(make_client(tenant))
     run(meter.refresh())
     assert meter.limits == []

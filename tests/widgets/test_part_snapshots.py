@@ -11,8 +11,8 @@ from widget_loop import run, until
 from mediagen.widgets import Studio
 
 
-def test_each_part_of_a_priced_studio_says_what_it_shows(make_service, tenant):
-    studio = Studio(service=make_service(tenant), history=False)
+def test_each_part_of_a_priced_studio_says_what_it_shows(make_client, tenant):
+    studio = Studio(make_client(tenant), history=False)
 
     async def scenario():
         await studio.ready  # the catalog is in the picker

@@ -244,3 +244,36 @@ def test_a_task_spawned_by_a_click_on_another_loop_can_be_awaited_from_a_cell():
         assert asyncio.run(cell()) == "done"
     finally:
         clicks.call_soon_threadsafe(clicks.stop)
+
+
+def test_a_blocking_clients_widget_calls_go_through_one_asyncio_twin_per_loop(tmp_path):
+    """An httpx async client belongs to the loop that made it: each loop gets its own twin of
+    the blocking client, made once; an AsyncClient given is used as it is."""
+    import mediagen
+    from mediagen.widgets._loop_client import aclose, on_loop
+
+    client = mediagen.Client(api_key="mk_test", base_url="http://127.0.0.1:9", cache_dir=tmp_path)
+
+    async def twins():
+        first, again = on_loop(client), on_loop(client)
+        await aclose(client)
+        return first, again, on_loop(client)  # closed: the next call makes a new one
+
+    async def given(aclient):
+        found = on_loop(aclient)
+        await aclose(aclient)  # not ours to close
+        return found
+
+    try:
+        first, again, after_close = asyncio.run(twins())
+        other_loop, _, _ = asyncio.run(twins())
+        assert isinstance(first, mediagen.AsyncClient)
+        assert first is again
+        assert after_close is not first
+        assert other_loop is not first
+        aclient = client.to_async()
+        assert asyncio.run(given(aclient)) is aclient
+        assert not aclient._http.is_closed
+        asyncio.run(aclient.aclose())
+    finally:
+        client.close()

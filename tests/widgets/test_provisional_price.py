@@ -13,7 +13,7 @@ from widget_loop import run, until
 
 import mediagen
 from mediagen.widgets import LiveEstimate, RequestForm
-from mediagen.widgets._service import Service
+from mediagen.widgets._loop_client import aclose
 
 
 def _entry(client: mediagen.Client, model_id: str) -> dict:
@@ -22,9 +22,8 @@ def _entry(client: mediagen.Client, model_id: str) -> dict:
 
 def test_a_changed_field_is_priced_at_once_and_confirmed_by_the_service(make_client, tenant):
     client = make_client(tenant)
-    service = Service(client)
     form = RequestForm(_entry(client, "vidra-2"))
-    estimate = LiveEstimate(service, form, debounce=0.2)
+    estimate = LiveEstimate(client, form, debounce=0.2)
 
     async def scenario():
         await until(lambda: estimate.status == "ready", what="first estimate")
@@ -36,7 +35,7 @@ def test_a_changed_field_is_priced_at_once_and_confirmed_by_the_service(make_cli
         await until(lambda: estimate.status == "ready", what="service estimate")
         assert estimate.estimate["credits"] == estimate.provisional["credits"]
         assert estimate.difference is None
-        await service.aclose()
+        await aclose(client)
 
     run(scenario())
 
@@ -45,9 +44,8 @@ def test_a_price_that_counts_an_input_file_is_unknown_until_the_service_measures
     make_client, tenant
 ):
     client = make_client(tenant)
-    service = Service(client)
     form = RequestForm(_entry(client, "talkhead"))
-    estimate = LiveEstimate(service, form, debounce=0)
+    estimate = LiveEstimate(client, form, debounce=0)
 
     async def scenario():
         assert estimate.provisional["credits"] is None
@@ -55,24 +53,23 @@ def test_a_price_that_counts_an_input_file_is_unknown_until_the_service_measures
         await until(lambda: estimate.status == "ready", what="service estimate")
         assert estimate.estimate["credits"] > 0  # the service measured the sample's length
         assert estimate.difference is None  # nothing local to compare
-        await service.aclose()
+        await aclose(client)
 
     run(scenario())
 
 
 def test_an_outdated_catalog_loses_to_the_service_and_the_difference_is_told(make_client, tenant):
     client = make_client(tenant)
-    service = Service(client)
     stale = copy.deepcopy(_entry(client, "lumen-4k"))  # prices changed since it was read
     stale["modes"][0]["price"]["table"] = {"1K": 1, "2K": 2, "4K": 4}
     form = RequestForm(stale)
-    estimate = LiveEstimate(service, form, debounce=0)
+    estimate = LiveEstimate(client, form, debounce=0)
 
     async def scenario():
         assert estimate.provisional["credits"] == 1.0
         await until(lambda: estimate.status == "ready", what="service estimate")
         assert estimate.estimate["credits"] == 2.0
         assert estimate.difference == 1.0
-        await service.aclose()
+        await aclose(client)
 
     run(scenario())

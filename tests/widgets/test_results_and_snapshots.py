@@ -13,6 +13,7 @@ import re
 from widget_loop import run, until
 
 from mediagen.widgets import Gallery, JobCard, MediaPlayer, Studio
+from mediagen.widgets._loop_client import aclose
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 OBJECT_DUMP = re.compile(r"object at 0x[0-9a-f]+")
@@ -23,19 +24,17 @@ def bundle(widget) -> dict:
     return data[0] if isinstance(data, tuple) else data
 
 
-def test_a_new_studio_shows_past_generations_and_hands_results_back(
-    make_service, make_client, tenant
-):
+def test_a_new_studio_shows_past_generations_and_hands_results_back(make_client, tenant):
     client = make_client(tenant)
     earlier = [
         client.images.create(model="pixel-pro", prompt="a red kite", quality="low").wait(),
         client.images.create(model="pixel-pro", prompt="a red kite", quality="high").wait(),
         client.audio.create(model="voxa-tts", text="Hello", voice_name="Aria").wait(),
     ]
-    service = make_service(tenant)  # same cache dir, so the same journal: a restarted kernel
+    client = make_client(tenant)  # same cache dir, so the same journal: a restarted kernel
 
     async def scenario():
-        studio = Studio(service=service, debounce=0.02)
+        studio = Studio(client, debounce=0.02)
         await studio.ready
         assert studio.last is None, "nothing finished in this studio yet"
         studio.picker.value = "pixel-1"
@@ -45,7 +44,7 @@ def test_a_new_studio_shows_past_generations_and_hands_results_back(
         card = await until(lambda: studio.cards and studio.cards[0])
         await card.task
         await until(lambda: len(studio.gallery.entries) == 4)
-        await service.aclose()
+        await aclose(client)
         return studio, card
 
     studio, card = run(scenario())
@@ -82,15 +81,15 @@ def test_a_new_studio_shows_past_generations_and_hands_results_back(
     assert earlier[0].id in gallery_data["text/html"]
 
 
-def test_job_card_and_player_fallbacks_show_media_cost_and_id(make_service, make_client, tenant):
+def test_job_card_and_player_fallbacks_show_media_cost_and_id(make_client, tenant):
     client = make_client(tenant)
     done = client.images.create(model="pixel-1", prompt="a teapot").wait()
-    service = make_service(tenant)
+    client = make_client(tenant)
 
     async def scenario():
-        card = JobCard(service, done)
+        card = JobCard(client, done)
         await card.task
-        await service.aclose()
+        await aclose(client)
         return card
 
     card = run(scenario())
@@ -130,5 +129,7 @@ def test_a_card_without_its_request_shows_the_size_and_length_of_what_was_made()
     gallery = Gallery()
     gallery.add(made_elsewhere)
     assert gallery.entries[0]["settings_text"] == "size 1280x720 · 5 s"
+    assert gallery.entries[0]["created_at"] == "2026-11-20T10:00:00Z", "its time, as given"
+    assert gallery.generations == [made_elsewhere], "the JSON given, back as it was"
     gallery.add(made_elsewhere, request={"model": "vidra-2", "tier": "720p"})
     assert gallery.entries[0]["settings_text"] == "tier 720p", "the request, when known, wins"

@@ -7,14 +7,15 @@ from __future__ import annotations
 from widget_loop import run, until
 
 from mediagen.widgets import Studio
+from mediagen.widgets._loop_client import aclose
 
 
 def priced(studio: Studio) -> bool:
     return studio.estimate.status == "ready" and not studio.estimate.blocked_reason
 
 
-async def finished_image(service, save_dir=".") -> tuple[Studio, object]:
-    studio = Studio(service=service, debounce=0.02, save_dir=save_dir)
+async def finished_image(client, save_dir=".") -> tuple[Studio, object]:
+    studio = Studio(client, debounce=0.02, save_dir=save_dir)
     await studio.ready
     studio.picker.value = "pixel-1"
     await until(lambda: priced(studio))
@@ -25,19 +26,19 @@ async def finished_image(service, save_dir=".") -> tuple[Studio, object]:
     return studio, card
 
 
-def test_save_writes_into_the_studio_folder_and_says_where(make_service, tenant, tmp_path):
-    service = make_service(tenant)
+def test_save_writes_into_the_studio_folder_and_says_where(make_client, tenant, tmp_path):
+    client = make_client(tenant)
     first, second = tmp_path / "renders", tmp_path / "elsewhere"
 
     async def scenario():
-        studio, card = await finished_image(service, save_dir=first)
+        studio, card = await finished_image(client, save_dir=first)
         assert card.save_dir == str(first.resolve())
         card._on_view_message(card, {"action": "save", "index": 0}, [])  # the Save click
         await until(lambda: card.notice.startswith("Saved") or card.error, what="the save")
         said_first = card.notice
         studio.save_folder.value = str(second)  # the user changes the studio's folder
         saved = await card.save(0)
-        await service.aclose()
+        await aclose(client)
         return card, said_first, saved
 
     card, said_first, saved = run(scenario())
@@ -50,11 +51,11 @@ def test_save_writes_into_the_studio_folder_and_says_where(make_service, tenant,
     assert card.notice == f"Saved output 1 to {saved}"
 
 
-def test_a_reference_fills_the_next_model_and_typed_text_survives_switches(make_service, tenant):
-    service = make_service(tenant)
+def test_a_reference_fills_the_next_model_and_typed_text_survives_switches(make_client, tenant):
+    client = make_client(tenant)
 
     async def scenario():
-        studio, card = await finished_image(service)
+        studio, card = await finished_image(client)
         asset = card.items[0]["asset_id"]
         form = studio.form
         studio.picker.value = "voxa-tts"  # a model without image inputs: remembered for later
@@ -74,7 +75,7 @@ def test_a_reference_fills_the_next_model_and_typed_text_survives_switches(make_
         )
         form.reset()  # "Start from example": now, and only now, the example comes back
         after_reset = dict(form.values)
-        await service.aclose()
+        await aclose(client)
         return asset, notice_on_speech, on_image_to_video, back_on_vidra, after_reset
 
     asset, notice, on_i2v, back, after_reset = run(scenario())
@@ -90,11 +91,11 @@ def test_a_reference_fills_the_next_model_and_typed_text_survives_switches(make_
     assert after_reset["tier"] == "720p"
 
 
-def test_use_as_reference_says_which_input_and_a_later_page_edit_keeps_it(make_service, tenant):
-    service = make_service(tenant)
+def test_use_as_reference_says_which_input_and_a_later_page_edit_keeps_it(make_client, tenant):
+    client = make_client(tenant)
 
     async def scenario():
-        studio, card = await finished_image(service)
+        studio, card = await finished_image(client)
         studio.picker.value = "vidra-2"
         studio.form.mode = "image_to_video"
         card.use_as_reference(0)  # the kernel sets First frame...
@@ -103,7 +104,7 @@ def test_use_as_reference_says_which_input_and_a_later_page_edit_keeps_it(make_s
         studio.form._on_view_message(
             studio.form, {"action": "edit", "values": {"prompt": "typed", "gone": 1}}, []
         )
-        await service.aclose()
+        await aclose(client)
         return studio, card, said
 
     studio, card, said = run(scenario())
@@ -114,11 +115,11 @@ def test_use_as_reference_says_which_input_and_a_later_page_edit_keeps_it(make_s
     assert studio.form.error == ""
 
 
-def test_a_reference_stops_filling_new_models_once_a_request_used_it(make_service, tenant):
-    service = make_service(tenant)
+def test_a_reference_stops_filling_new_models_once_a_request_used_it(make_client, tenant):
+    client = make_client(tenant)
 
     async def scenario():
-        studio, card = await finished_image(service)
+        studio, card = await finished_image(client)
         asset = card.items[0]["asset_id"]
         studio.picker.value = "vidra-2"
         studio.form.mode = "image_to_video"
@@ -129,7 +130,7 @@ def test_a_reference_stops_filling_new_models_once_a_request_used_it(make_servic
         studio.picker.value = "pixel-1"  # reference images are optional here, and priced
         on_pixel = dict(studio.form.values)
         await until(lambda: all(c.status != "pending" for c in studio.cards))
-        await service.aclose()
+        await aclose(client)
         return asset, studio.cards[0].request, on_pixel
 
     asset, video_request, on_pixel = run(scenario())

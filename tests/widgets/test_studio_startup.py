@@ -8,8 +8,8 @@ import threading
 import httpx
 from widget_loop import run, until
 
+import mediagen
 from mediagen.widgets import Studio
-from mediagen.widgets._service import Service
 
 
 def test_the_catalog_is_on_its_way_before_the_cell_that_builds_the_studio_returns(
@@ -24,10 +24,10 @@ def test_the_catalog_is_on_its_way_before_the_cell_that_builds_the_studio_return
             asked.set()
 
     http = httpx.Client(timeout=30, event_hooks={"request": [record]})
-    service = Service(make_client(tenant, http_client=http))
+    client = make_client(tenant, http_client=http)
 
     async def cell() -> Studio:
-        studio = Studio(service=service, history=False)
+        studio = Studio(client, history=False)
         # still inside the cell: the loop is blocked here, as a kernel's is by a running cell
         assert asked.wait(timeout=20), "the catalog was not asked for during the cell"
         await studio.ready
@@ -52,14 +52,14 @@ FIRST_PAINT_MODELS = 16
 def test_the_first_paint_is_built_from_few_widget_models_and_the_rest_follows(make_client, tenant):
     from ipywidgets.widgets.widget import _instances
 
-    service = Service(make_client(tenant))
+    client = make_client(tenant)
     before = set(_instances)
 
     def made_since(known: set) -> list[str]:
         return sorted(type(_instances[k]).__name__ for k in set(_instances) - known)
 
     async def cell() -> tuple[Studio, list[str], list[str]]:
-        studio = Studio(service=service, history=False)
+        studio = Studio(client, history=False)
         first_paint = made_since(before)  # the cell's output: what the page must build first
         shown = set(_instances)
         await studio.ready
@@ -78,7 +78,7 @@ def test_the_first_paint_is_built_from_few_widget_models_and_the_rest_follows(ma
     assert not any(name in {"HBox", "GridBox"} for name in first_paint + later)
 
 
-def _timed_cell(service: Service, wait: float) -> tuple[Studio, list[dict], float]:
+def _timed_cell(client: mediagen.Client, wait: float) -> tuple[Studio, list[dict], float]:
     """Build a studio that waits up to ``wait`` s for its catalog, as a cell would; return it,
     the picker's options when the cell returned, and how long building it took."""
     import time
@@ -88,7 +88,7 @@ def _timed_cell(service: Service, wait: float) -> tuple[Studio, list[dict], floa
 
     async def cell() -> tuple[Studio, list[dict], float]:
         started = time.monotonic()
-        studio = Waiting(service=service, history=False)
+        studio = Waiting(client=client, history=False)
         took = time.monotonic() - started
         shown = list(studio.picker.options)  # what the first paint of the picker carries
         await studio.ready
@@ -98,7 +98,7 @@ def _timed_cell(service: Service, wait: float) -> tuple[Studio, list[dict], floa
 
 
 def test_a_catalog_that_comes_while_the_studio_is_built_is_in_its_first_paint(make_client, tenant):
-    studio, shown, _ = _timed_cell(Service(make_client(tenant)), wait=20)
+    studio, shown, _ = _timed_cell(make_client(tenant), wait=20)
     assert {"pixel-1", "vidra-2"} <= {option["id"] for option in shown}
     assert shown == studio.picker.options
     assert not studio.picker.loading
@@ -115,7 +115,7 @@ def test_a_slow_catalog_does_not_hold_the_cell_and_fills_the_picker_when_it_come
 
     http = httpx.Client(timeout=30, event_hooks={"request": [slow_catalog]})
     try:
-        studio, shown, took = _timed_cell(Service(make_client(tenant, http_client=http)), wait=0.1)
+        studio, shown, took = _timed_cell(make_client(tenant, http_client=http), wait=0.1)
     finally:
         http.close()
     assert shown == [], "the catalog was not in yet: the picker shows it loading"

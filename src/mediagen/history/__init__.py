@@ -65,6 +65,7 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:  # the names as type checkers and editors see them; loaded on first use
+    from mediagen.client import AsyncClient, Client
     from mediagen.history._forecast import (
         BatchForecast as BatchForecast,
     )
@@ -198,7 +199,7 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them; loaded on 
 __all__ = sorted(_EXPORTS)
 
 
-def _forecast_note(client: Any, items: list[Any]) -> str | None:
+def _forecast_note(client: Client | AsyncClient, items: list[Any]) -> str | None:
     from mediagen.history._forecast import batch_note
 
     return batch_note(client, items)
@@ -208,8 +209,9 @@ def _forecast_note(client: Any, items: list[Any]) -> str | None:
 _hooks.add_estimate_note(_forecast_note)
 
 
-def _table(client: Any, *, store: bool, sync: bool, rebuild: bool, **options: Any) -> Any:
-    """``client.generations.to_dataframe()``: from the local store, or fetched directly."""
+def _table(client: Client, *, store: bool, sync: bool, rebuild: bool, **options: Any) -> Any:
+    """``client.generations.to_dataframe()``: from the local store, or fetched directly (either
+    client's table is built on a blocking one)."""
     if not store:
         from mediagen.history._frame import generations_frame
 

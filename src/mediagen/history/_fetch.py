@@ -13,9 +13,12 @@ from collections import deque
 from collections.abc import Callable, Generator, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from mediagen.history._pages import Page, RawPage, page_from_dict, parse_page, parse_pages
+
+if TYPE_CHECKING:
+    from mediagen.client import Client
 
 #: Filters of ``GET /v1/generations`` (docs/wire-contract.md), besides the cursor ``after``.
 LIST_FILTERS = ("status", "type", "model", "created_after")
@@ -23,19 +26,21 @@ LIST_FILTERS = ("status", "type", "model", "created_after")
 MAX_PAGE_SIZE = 100
 
 PageGetter = Callable[[Mapping[str, Any]], Page]
+#: Where the pages come from: a blocking ``Client`` (an ``AsyncClient``'s history reads through
+#: its blocking twin before it gets here), or any callable taking the query and returning the
+#: page as decoded JSON or as the body's bytes (tests and benchmarks measure the reading alone).
+PageSource: TypeAlias = "Client | Callable[[Mapping[str, Any]], Mapping[str, Any] | bytes]"
 
 
-def page_getter(client: Any) -> PageGetter:
-    """A function ``query -> Page`` that sends ``GET /v1/generations`` through ``client``.
-
-    ``client`` is a ``mediagen.Client``, or any callable taking the query and returning the
-    page as decoded JSON or as the body's bytes (used by tests and benchmarks to measure the
-    reduction alone).
-    """
+def page_getter(client: PageSource) -> PageGetter:
+    """A function ``query -> Page`` that sends ``GET /v1/generations`` through ``client`` (a
+    ``mediagen.Client``, or a callable: see :data:`PageSource`)."""
     return _getter(client, parse_page)
 
 
-def _getter(client: Any, decode: Callable[[bytes], Any]) -> Callable[[Mapping[str, Any]], Any]:
+def _getter(
+    client: PageSource, decode: Callable[[bytes], Any]
+) -> Callable[[Mapping[str, Any]], Any]:
     generations = getattr(client, "generations", None)
     raw_page = getattr(generations, "_list_page_raw", None)
     if raw_page is not None:
@@ -82,7 +87,7 @@ class _Batch:
 
 
 def iter_generation_pages(
-    client: Any, params: Mapping[str, Any], after: str | None = None
+    client: PageSource, params: Mapping[str, Any], after: str | None = None
 ) -> Iterator[Page]:
     """Every page of the list endpoint for ``params`` (from cursor ``after``) to the end.
 

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from mediagen.history import _schema
 from mediagen.history._fetch import (
     LIST_FILTERS,
+    PageSource,
     as_page,
     iter_generation_pages,
 )
@@ -178,7 +179,7 @@ def _filter_params(filters: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def generations_frame(
-    client: Any,
+    client: PageSource,
     *,
     journal: Any = _USE_CLIENT_JOURNAL,
     on_page: Callable[[Page], Any] | None = None,
@@ -212,7 +213,7 @@ def _reporting(pages: Iterable[Page], on_page: Callable[[Page], Any]) -> Iterabl
 
 
 def update_frame(
-    client: Any,
+    client: PageSource,
     frame: pd.DataFrame,
     *,
     journal: Any = _USE_CLIENT_JOURNAL,

@@ -241,7 +241,7 @@ class HistoryStore:
         return self._finish(resume, fetched + refreshed, stored + stored_late, resumed)
 
     def _pages(
-        self, client: Client | AsyncClient, since: str | None, cursor: str | None, **filters: Any
+        self, client: Client, since: str | None, cursor: str | None, **filters: Any
     ) -> Iterator[tuple[Page, str | None]]:
         """(page, cursor of the page after it or None at the end), from ``cursor`` on."""
         params = {**filters, "created_after": since} if since is not None else filters

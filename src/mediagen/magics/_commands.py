@@ -13,8 +13,8 @@ import shlex
 from collections.abc import Callable, Sized
 from typing import Any
 
+from IPython.core import magic_arguments as _declare
 from IPython.core.error import UsageError
-from IPython.core.magic_arguments import argument, kwds, magic_arguments
 
 from mediagen.display._html import plural
 from mediagen.display._progress import Progress
@@ -47,6 +47,12 @@ LINE_USAGE = (
 )
 
 Command = Callable[[MagicSession, argparse.Namespace], Any]
+#: IPython's declarations of a command's arguments, as their types would say (IPython has no
+#: type hints): each hands back the command it decorates, its parser attached
+Declaration = Callable[[Command], Command]
+magic_arguments: Callable[[], Declaration] = _declare.magic_arguments
+kwds: Callable[..., Declaration] = _declare.kwds
+argument: Callable[..., Declaration] = _declare.argument
 
 
 def run_line(magics: MagicSession, line: str) -> Any:
@@ -82,7 +88,8 @@ def _parse(function: Command, args: list[str]) -> argparse.Namespace:
     """The command's arguments; argparse's complaint becomes a usage message with the options."""
     parser = function.parser  # type: ignore[attr-defined]  # set by @magic_arguments
     try:
-        return parser.parse_args(args)
+        parsed: argparse.Namespace = parser.parse_args(args)
+        return parsed
     except UsageError as exc:
         options = [a.option_strings[0] for a in parser._actions if a.option_strings]
         allowed = f"; options: {', '.join(options)}" if options else ""

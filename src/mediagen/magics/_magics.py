@@ -68,7 +68,8 @@ class MediagenMagics(Magics):
     def user_ns(self) -> dict[str, Any]:
         """The notebook's variables (the shell is always set once the extension is loaded)."""
         shell: Any = self.shell
-        return shell.user_ns
+        found: dict[str, Any] = shell.user_ns
+        return found
 
     def bind(self, name: str | None, value: Any) -> None:
         if name:

@@ -22,7 +22,6 @@ _EXPORTS = {
     "PlanView": "mediagen.widgets.plan",
     "compare": "mediagen.widgets._compare",
     "RequestForm": "mediagen.widgets.form",
-    "Service": "mediagen.widgets._service",
     "SpendDashboard": "mediagen.widgets.spend_dashboard",
     "Studio": "mediagen.widgets._studio",
     "studio": "mediagen.widgets._studio",

@@ -46,5 +46,7 @@ def matches(item: Mapping[str, Any], kind: str, query: str) -> bool:
     return all(word in haystack for word in words)
 
 
-def filter_summaries(items: Iterable[Mapping[str, Any]], kind: str, query: str) -> list[dict]:
+def filter_summaries(
+    items: Iterable[Mapping[str, Any]], kind: str, query: str
+) -> list[dict[str, Any]]:
     return [dict(i) for i in items if matches(i, kind, query)]

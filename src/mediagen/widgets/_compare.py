@@ -27,10 +27,10 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import traitlets
 
@@ -38,16 +38,19 @@ from mediagen.client import Budget, Client
 from mediagen.client import budget as budget_scope
 from mediagen.client._submit import new_idempotency_key
 from mediagen.display import _html
+from mediagen.display._html import plural
 from mediagen.pricing.catalog import Catalog
 from mediagen.widgets import _compare_store, _tasks
 from mediagen.widgets._base import MediagenWidget, _describe
 from mediagen.widgets._compare_plan import Plan, cell_request, columns_of, plan, request_key
 from mediagen.widgets._compare_snapshot import grid_html, report_html
+from mediagen.widgets._loop_client import on_loop
 from mediagen.widgets._media import MediaSource
-from mediagen.widgets._outputs import item_at
-from mediagen.widgets._service import Service
-from mediagen.widgets._snapshot import StaticFallback, plural
-from mediagen.wire._fields import read_field
+from mediagen.widgets._outputs import fetched, item_at
+from mediagen.widgets._snapshot import StaticFallback
+
+if TYPE_CHECKING:
+    from mediagen.client import AsyncClient, Estimate, Generation
 
 #: Cell states, in the order a cell goes through them.
 PRICED, QUEUED, SUBMITTING, PENDING, COMPLETED, FAILED, INVALID = (
@@ -85,8 +88,7 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         settings: Any = None,
         *,
         models: Any = None,
-        client: Client | None = None,
-        service: Service | None = None,
+        client: Client | AsyncClient | None = None,
         run: bool = False,
         budget: Budget | float | None = None,
         concurrency: int = 4,
@@ -97,12 +99,14 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         super().__init__(**kwargs)
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
-        self.service = service or Service(client)
+        #: the client the grid prices and runs with (``Client()`` from the environment when none
+        #: is given); its jobs are polled as it is configured to
+        self.client: Client | AsyncClient = client if client is not None else Client()
         self.budget = budget if isinstance(budget, Budget) or budget is None else Budget(budget)
         self.concurrency = concurrency
-        self.catalogs = _catalogs(self.service)
+        self.catalogs = _catalogs(self.client)
         self.plan: Plan = plan(rows, columns_given(settings, models), self.catalogs)
-        self.generations: dict[tuple[int, int], Any] = {}
+        self.generations: dict[tuple[int, int], Generation[AsyncClient]] = {}
         self._cells: dict[tuple[int, int], dict[str, Any]] = {
             position: {"row": position[0], "col": position[1], "status": PRICED, "estimate": None}
             for position in self.plan.requests
@@ -137,10 +141,10 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         distinct = {request_key(self.plan.requests[p]): self.plan.requests[p] for p in positions}
         slots = asyncio.Semaphore(self.concurrency)
 
-        async def quote(body: dict[str, Any]) -> dict[str, Any] | BaseException:
+        async def quote(body: dict[str, Any]) -> Estimate | BaseException:
             async with slots:
                 try:
-                    return await self.service.estimate(body)
+                    return await on_loop(self.client).models.estimate_request(body)
                 except Exception as exc:
                     return exc
 
@@ -152,7 +156,7 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
             if isinstance(answer, BaseException):
                 self._cells[position].update(status=INVALID, **_error_of(answer))
             else:
-                self._cells[position]["estimate"] = answer.get("credits_after_discount")
+                self._cells[position]["estimate"] = answer.credits_after_discount
         self.total = _sum(c["estimate"] for c in self._cells.values() if c["status"] != INVALID)
         self.phase = "ready" if self.runnable else "done"
         self._publish()
@@ -176,14 +180,11 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
 
     async def _forecast(self) -> str:
         """The history-based wall time; the grid works without it (a new user has no history)."""
-        client = self.service.client
-        if client is None:
-            return ""
         from mediagen.history import forecast
 
         requests = [self.plan.requests[p] for p in self.runnable]
         try:
-            found = await asyncio.to_thread(forecast, requests, client)
+            found = await asyncio.to_thread(forecast, requests, self.client)
         except Exception as exc:  # a forecast is advice: say why there is none, never fail
             return f"No time forecast ({_describe(exc)})"
         return found.summary()
@@ -272,7 +273,8 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         cell = self._cells[(row, col)]
         if not cell.get("idempotency_key"):
             cell["idempotency_key"] = new_idempotency_key()
-        return cell["idempotency_key"]
+        key: str = cell["idempotency_key"]
+        return key
 
     def _queue(self, positions: list[tuple[int, int]]) -> list[tuple[int, int]]:
         """Mark cells as waiting for a slot (at once, so the view and a second click see it)."""
@@ -299,36 +301,39 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
             self._set(row, col, status=SUBMITTING)
             started = time.monotonic()
             try:
+                client = on_loop(self.client)
                 with self._budget():
-                    generation = await self.service.submit(kind, body, self._key(row, col))
+                    generation = await client.resource(kind).create(
+                        **{**body, "idempotency_key": self._key(row, col)}
+                    )
                 self.generations[(row, col)] = generation
-                self._set(row, col, status=PENDING, generation_id=read_field(generation, "id"))
-                generation = await self.service.wait(generation)
+                self._set(row, col, status=PENDING, generation_id=generation.id)
+                generation = await client.generations.wait(generation)
                 self.generations[(row, col)] = generation
                 items = await self._items(generation)
             except Exception as exc:
                 self._set(row, col, status=FAILED, items=[], **_error_of(exc))
                 return
-        error = read_field(generation, "error")
+        error = generation.error
         self._set(
             row,
             col,
-            status=read_field(generation, "status"),
-            generation_id=read_field(generation, "id"),
-            credits=read_field(generation, "credits_charged"),
+            status=generation.status,
+            generation_id=generation.id,
+            credits=generation.credits_charged,
             latency_s=_latency(generation, time.monotonic() - started),
-            error_code=read_field(error, "code"),
-            error_message=read_field(error, "message"),
+            error_code=error.code if error else None,
+            error_message=error.message if error else None,
             items=items,
         )
 
-    async def _items(self, generation: Any) -> list[dict[str, Any]]:
-        if read_field(generation, "status") != COMPLETED:
+    async def _items(self, generation: Generation[AsyncClient]) -> list[dict[str, Any]]:
+        if not generation.completed:
             return []
         found = []
-        for index, output in enumerate(read_field(generation, "outputs") or []):
-            path = await self.service.local_copy(output)
-            item = item_at(path, output, f"{read_field(generation, 'model')} #{index + 1}")
+        for index, output in enumerate(generation.outputs):
+            path = await fetched(output)
+            item = item_at(path, output, f"{generation.model} #{index + 1}")
             self.register_media(item)
             found.append(item.describe())
         return found
@@ -443,7 +448,9 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         return path
 
     @classmethod
-    def load(cls, path: str | Path, client: Client | None = None, **options: Any) -> Compare:
+    def load(
+        cls, path: str | Path, client: Client | AsyncClient | None = None, **options: Any
+    ) -> Compare:
         """A saved grid, back as it was: nothing is priced or run again, winners included."""
         records = _compare_store.read(path)
         prompts, settings = _compare_store.axes(records)
@@ -475,9 +482,14 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         return grid_html(self)
 
 
-def _catalogs(service: Service) -> dict[str, Catalog]:
-    """Every model's catalog entry, read once (synchronously: a bad model id fails here)."""
-    models = service.client.models.list() if service.client is not None else []
+def _catalogs(client: Client | AsyncClient) -> dict[str, Catalog]:
+    """Every model's catalog entry, read once (synchronously: a bad model id fails here; an
+    ``AsyncClient``'s blocking twin reads it)."""
+    if isinstance(client, Client):
+        models = client.models.list()
+    else:
+        with client.to_sync() as blocking:
+            models = blocking.models.list()
     return {Catalog(m).id: Catalog(m) for m in models}
 
 
@@ -486,22 +498,19 @@ def _error_of(exc: BaseException) -> dict[str, Any]:
             "error_message": _describe(exc)}  # fmt: skip
 
 
-def _latency(generation: Any, watched: float) -> float:
+def _latency(generation: Generation[AsyncClient], watched: float) -> float:
     """Seconds from submit to the end, by the service's clock when it says (else ours)."""
-    created, completed = (
-        read_field(generation, "created_at"),
-        read_field(generation, "completed_at"),
-    )
+    created, completed = generation.created_at, generation.completed_at
     if isinstance(created, datetime) and isinstance(completed, datetime):
         return round((completed - created).total_seconds(), 3)
     return round(watched, 3)
 
 
-def _sum(values: Any) -> float | None:
-    values = list(values)
-    if any(v is None for v in values):
-        return None
-    return round(sum(values), 2)
+def _sum(values: Iterable[float | None]) -> float | None:
+    """The total to the cent; None while any figure is unknown."""
+    found = list(values)
+    known = [v for v in found if v is not None]
+    return round(sum(known), 2) if len(known) == len(found) else None
 
 
 def _frame(frame: Any) -> Any:
@@ -565,7 +574,7 @@ def columns_given(settings: Any, models: Any) -> Any:
 def compare(
     rows: Any,
     settings: Any = None,
-    client: Client | None = None,
+    client: Client | AsyncClient | None = None,
     *,
     models: Any = None,
     **options: Any,

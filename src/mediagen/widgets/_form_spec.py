@@ -40,7 +40,7 @@ COMMON_FIELDS = {
 
 
 def mode_of(entry: Mapping[str, Any], mode_id: str | None) -> Mapping[str, Any]:
-    modes = entry.get("modes") or []
+    modes: list[Mapping[str, Any]] = entry.get("modes") or []
     for mode in modes:
         if mode.get("id") == mode_id:
             return mode

@@ -6,11 +6,14 @@ gallery and the HTML reprs agree (and one edit follows a change in the client).
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mediagen.widgets._media import MediaItem, make_item
-from mediagen.wire._fields import read_field
+
+if TYPE_CHECKING:
+    from mediagen.client import GenerationOutput
 
 
 def local_copy(output: Any) -> Path:
@@ -27,15 +30,37 @@ def local_copy(output: Any) -> Path:
     raise LookupError("This output has no local copy and cannot be downloaded here.")
 
 
-def item_at(path: str | Path, output: Any, label: str) -> MediaItem:
+async def fetched(output: GenerationOutput[Any]) -> Path:
+    """The output's bytes on this machine, on the widgets' loop: its cached copy, a copy its
+    JSON names (``local_path``, an output made elsewhere), else downloaded into the client's
+    cache first (awaited when the output is an ``AsyncClient``'s)."""
+    kept = output.local_path or output.get("local_path")
+    if kept and Path(kept).is_file():  # noqa: ASYNC240 (one stat of a local file)
+        return Path(kept)
+    result: Any = output.download()
+    if inspect.isawaitable(result):  # bound to an AsyncClient
+        result = await result
+    return Path(result)
+
+
+async def saved(output: GenerationOutput[Any], directory: str | Path) -> Path:
+    """Copy the output into ``directory`` (created if needed) with the client's streamed,
+    atomic save; the saved file's path (awaited when the output is an ``AsyncClient``'s)."""
+    result: Any = output.save(str(directory))
+    if inspect.isawaitable(result):
+        result = await result
+    return Path(result)
+
+
+def item_at(path: str | Path, output: GenerationOutput[Any], label: str) -> MediaItem:
     """A playable item for ``output`` whose local copy is ``path`` (already fetched)."""
     return make_item(
         path,
-        read_field(output, "content_type"),
+        output.content_type,
         label=label,
-        width=read_field(output, "width"),
-        height=read_field(output, "height"),
-        duration_seconds=read_field(output, "duration_seconds"),
+        width=output.width,
+        height=output.height,
+        duration_seconds=output.duration_seconds,
     )
 
 

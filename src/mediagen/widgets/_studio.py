@@ -17,29 +17,33 @@ from __future__ import annotations
 
 import asyncio
 import html
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets
 
 from mediagen.client import Client, MediagenError
 from mediagen.display import _html
+from mediagen.display._html import plural
 from mediagen.widgets import _tasks
-from mediagen.widgets._service import Service
-from mediagen.widgets._snapshot import StaticFallback, generations_html, plural, price_settings
+from mediagen.widgets._loop_client import on_loop
+from mediagen.widgets._snapshot import StaticFallback, generations_html, price_settings
 from mediagen.widgets.credits import Balance, CreditMeter
 from mediagen.widgets.estimate import LiveEstimate
 from mediagen.widgets.form import RequestForm
 from mediagen.widgets.gallery import Gallery
-from mediagen.widgets.job import JobCard
+from mediagen.widgets.job import JobCard, generation_summary
 from mediagen.widgets.picker import ModelPicker
-from mediagen.wire._fields import read_field
+
+if TYPE_CHECKING:
+    from mediagen.client import AsyncClient, Generation
+    from mediagen.widgets.gallery import Shown
 
 _NOTE_STYLE = "font-size: var(--jp-ui-font-size0, 11px); color: var(--jp-ui-font-color2, #616161)"
 
 
-class Studio(StaticFallback, ipywidgets.VBox):
+class Studio(StaticFallback, ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets: no hints
     #: how many past generations the gallery shows on start
     HISTORY_LIMIT = 48
     #: how long building the studio waits for a catalog already asked for (seconds): a quick
@@ -48,29 +52,32 @@ class Studio(StaticFallback, ipywidgets.VBox):
 
     def __init__(
         self,
-        client: Client | None = None,
+        client: Client | AsyncClient | None = None,
         *,
-        service: Service | None = None,
-        poll_interval: float = 2.0,
-        poll_cap: float = 5.0,
+        poll_interval: float | None = None,
+        poll_cap: float | None = None,
         reattach: bool = True,
         debounce: float = 0.3,
         save_dir: str | Path = ".",
         history: bool = True,
     ) -> None:
-        self.service = service or Service(client, poll_interval=poll_interval, poll_cap=poll_cap)
+        #: the client every part calls (``Client()`` from the environment when none is given)
+        self.client: Client | AsyncClient = client if client is not None else Client()
+        #: how the job cards poll: ``poll_interval`` s at first, backing off to ``poll_cap``;
+        #: None for both: as the client is configured to (2 s -> 5 s by default)
+        self.poll_interval = _polling(poll_interval, poll_cap)
         # The first paint needs the catalog: ask for it before building anything, so it is on
         # its way while the widgets are made. The credit meter and the gallery follow the first
         # paint (``_start``), as do the credits, the re-attached jobs and the gallery's history:
         # each anywidget is one more module the page must load before the studio shows.
-        catalog = self.service.models_started()
+        catalog = _catalog_started(self.client)
         #: the one balance the meter and the estimate show
-        self.balance = Balance(self.service)
+        self.balance = Balance(self.client)
         self._meter: CreditMeter | None = None
         self._gallery: Gallery | None = None
-        self.form = RequestForm(uploader=self.service.upload)
+        self.form = RequestForm(uploader=self._upload)
         self.estimate = LiveEstimate(
-            self.service, self.form, debounce=debounce, balance=self.balance
+            self.client, self.form, debounce=debounce, balance=self.balance
         )
         #: the forecast for the estimated request, from the user's own history
         self.forecast = ipywidgets.HTML()
@@ -121,7 +128,7 @@ class Studio(StaticFallback, ipywidgets.VBox):
     def meter(self) -> CreditMeter:
         """The credit meter: balance, spend limits and this session's spend."""
         if self._meter is None:
-            self._meter = CreditMeter(self.service, balance=self.balance)
+            self._meter = CreditMeter(self.client, balance=self.balance)
             self._meter.add_class("mg-studio-meter")
             self.children = (self._meter, *self.children)  # type: ignore[has-type]
         return self._meter
@@ -130,18 +137,18 @@ class Studio(StaticFallback, ipywidgets.VBox):
     def gallery(self) -> Gallery:
         """The gallery of finished generations, this session's and the history's."""
         if self._gallery is None:
-            self._gallery = Gallery(self.service)
+            self._gallery = Gallery(self.client)
             self._gallery.add_class("mg-studio-gallery")
-            self.children = (*self.children, self._gallery)  # type: ignore[has-type]
+            self.children = (*self.children, self._gallery)
         return self._gallery
 
     @property
-    def generations(self) -> list[Any]:
+    def generations(self) -> list[Shown]:
         """Every generation the studio shows (job cards and gallery), newest first."""
-        found = {read_field(c.result, "id"): c.result for c in self.cards}
+        found: dict[str, Shown] = {c.result.id: c.result for c in self.cards}
         shown = self._gallery.generations if self._gallery is not None else []
-        for generation in shown:
-            found.setdefault(read_field(generation, "id"), generation)
+        for generation in shown:  # the gallery may hold JSON given to it: read as it shows it
+            found.setdefault(generation_summary(generation)["id"], generation)
         return sorted(found.values(), key=_created, reverse=True)
 
     async def _start(self, catalog: Awaitable[list[Any]], reattach: bool, history: bool) -> None:
@@ -155,10 +162,17 @@ class Studio(StaticFallback, ipywidgets.VBox):
         self.meter.refresh()
         gallery = self.gallery
         if reattach:
-            for generation in await self.service.pending_journal():
+            # generations this machine submitted that were still pending (a kernel restart)
+            for generation in await on_loop(self.client).generations.resume():
                 self.attach(generation)
         if history:
             await gallery.load_history(self.HISTORY_LIMIT)
+
+    async def _upload(self, name: str, content_type: str, data: bytes) -> str:
+        """Upload a file the form was given as ``name``; its asset id, for the request."""
+        uploads = on_loop(self.client).uploads
+        uploaded = await uploads.upload(data, filename=name, content_type=content_type)
+        return uploaded.asset_id
 
     def _start_failed(self, exc: BaseException) -> None:
         self.picker.report(exc, context="Loading the catalog")
@@ -176,35 +190,45 @@ class Studio(StaticFallback, ipywidgets.VBox):
             return
         _tasks.spawn(self._forecast(dict(self.form.request), self._forecasts))
 
-    async def _forecast(self, request: dict, ticket: int) -> None:
+    async def _forecast(self, request: dict[str, Any], ticket: int) -> None:
+        from mediagen import history
+
         sync, self._history_synced = not self._history_synced, True
         try:
-            note = await asyncio.to_thread(self.service.forecast_note, request, sync=sync)
+            # from the user's own history: files, maybe a sync, so on a worker thread
+            note = await asyncio.to_thread(history.request_note, self.client, request, sync=sync)
         except (MediagenError, OSError):  # a forecast is a hint: the estimate still stands
             note = ""
         if ticket == self._forecasts:
             self.forecast.value = f"<div style='{_NOTE_STYLE}'>{html.escape(note)}</div>"
 
-    def _on_submitted(self, generation: Any, request: dict, estimate: dict) -> None:
+    def _on_submitted(
+        self, generation: Generation[AsyncClient], request: dict[str, Any], estimate: dict[str, Any]
+    ) -> None:
         self.form.submitted(request)
         self.attach(generation, reserved=estimate.get("credits_after_discount"), request=request)
 
     def attach(
-        self, generation: Any, *, reserved: float | None = None, request: dict | None = None
+        self,
+        generation: Generation[Any],
+        *,
+        reserved: float | None = None,
+        request: dict[str, Any] | None = None,
     ) -> JobCard:
         """Show a card for ``generation`` (newest first) and follow it until it ends.
 
         A generation already shown (an idempotent replay of the same click) keeps its card.
         """
         for existing in self.cards:
-            if existing.generation.get("id") == read_field(generation, "id"):
+            if existing.generation.get("id") == generation.id:
                 return existing
         card = JobCard(
-            self.service,
+            self.client,
             generation,
             reserved=reserved,
             request=request,
             save_dir=self.save_folder.value,
+            poll_interval=self.poll_interval,
         )
         card.on_finished(lambda generation: self._on_finished(generation, card.request))
         card.on_reference(self._use_reference)
@@ -212,14 +236,16 @@ class Studio(StaticFallback, ipywidgets.VBox):
         self.jobs.children = (card, *self.jobs.children)
         return card
 
-    def _on_finished(self, generation: Any, request: dict | None = None) -> None:
+    def _on_finished(
+        self, generation: Generation[Any], request: dict[str, Any] | None = None
+    ) -> None:
         self.last = generation
         self.meter.generation_finished(generation)
         _tasks.spawn(
             self.gallery.add_with_outputs(generation, request=request),
             reporter=lambda exc: self.gallery.report(exc, context="Gallery"),
         )
-        if read_field(generation, "status") == "completed":
+        if generation.completed:
             self.estimate.refresh()
 
     @property
@@ -250,7 +276,7 @@ class Studio(StaticFallback, ipywidgets.VBox):
 
     def snapshot_html(self) -> str:
         settings = self._gallery.settings() if self._gallery is not None else {}
-        settings.update({read_field(c.result, "id"): price_settings(c.request) for c in self.cards})
+        settings.update({c.result.id: price_settings(c.request) for c in self.cards})
         return generations_html(self.snapshot_text(), self.generations, settings)
 
 
@@ -260,16 +286,38 @@ def _arrived(catalog: Awaitable[list[Any]], seconds: float) -> list[Any]:
     if not isinstance(catalog, _tasks.Handle):
         return []
     try:
-        return catalog.result(timeout=seconds)
+        found: list[Any] = catalog.result(timeout=seconds)
+        return found
     except Exception:  # late, or failed: ``_start`` awaits it and reports a failure
         return []
 
 
-def _created(generation: Any) -> str:
-    created = read_field(generation, "created_at")
-    return created.isoformat() if hasattr(created, "isoformat") else str(created or "")
+def _created(generation: Shown) -> str:
+    return generation_summary(generation)["created_at"] or ""
 
 
-def studio(client: Client | None = None, **options: Any) -> Studio:
+def _polling(start: float | None, cap: float | None) -> tuple[float, float] | None:
+    """The job cards' polling: None (the client's) unless one is given; then (start, cap), the
+    other as the studio's own default (2 s, 5 s), the cap never below the start."""
+    if start is None and cap is None:
+        return None
+    start = 2.0 if start is None else start
+    return (start, max(5.0 if cap is None else cap, start))
+
+
+def _catalog_started(client: Client | AsyncClient) -> Awaitable[list[Mapping[str, Any]]]:
+    """The catalog, asked for now: with a blocking client on a worker thread, so the answer
+    travels while the widgets that show it are still being built; await it on the loop.
+    An ``AsyncClient`` asks when it is awaited."""
+    if not isinstance(client, Client):
+        return _catalog(client)
+    return _tasks.started(lambda: [m.to_dict() for m in client.models.list()])
+
+
+async def _catalog(client: AsyncClient) -> list[Mapping[str, Any]]:
+    return [m.to_dict() for m in await client.models.list()]
+
+
+def studio(client: Client | AsyncClient | None = None, **options: Any) -> Studio:
     """A working studio in one cell: ``mediagen.studio()`` (key from ``MEDIAGEN_API_KEY``)."""
     return Studio(client, **options)

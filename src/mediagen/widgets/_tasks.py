@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -65,7 +65,7 @@ class Handle:
             raise RuntimeError("await the task instead: it runs on this thread's loop")
         return self._future.result()
 
-    def __await__(self):  # type: ignore[no-untyped-def]
+    def __await__(self) -> Generator[Any, None, Any]:
         if isinstance(self._future, concurrent.futures.Future):
             return asyncio.wrap_future(self._future).__await__()
         try:
@@ -89,7 +89,7 @@ def _bridge(future: asyncio.Future[Any]) -> concurrent.futures.Future[Any]:
         if done.cancelled():
             bridge.cancel()
         elif done.exception() is not None:
-            bridge.set_exception(done.exception())  # type: ignore[arg-type]
+            bridge.set_exception(done.exception())
         else:
             bridge.set_result(done.result())
 

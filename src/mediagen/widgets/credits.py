@@ -13,15 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 import traitlets
 
-from mediagen.display._html import credits_text
+from mediagen.display._html import credits_text, plural
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
-from mediagen.widgets._service import Service
-from mediagen.widgets._snapshot import StaticFallback, plural
-from mediagen.wire._fields import read_field
+from mediagen.widgets._loop_client import on_loop
+from mediagen.widgets._snapshot import StaticFallback
 
 if TYPE_CHECKING:
-    from mediagen.client import AsyncClient, Client
+    from mediagen.client import AsyncClient, Client, Generation
 
 
 class Balance(traitlets.HasTraits):
@@ -31,9 +30,9 @@ class Balance(traitlets.HasTraits):
     credits = traitlets.Dict()
     refreshing = traitlets.Bool(False)
 
-    def __init__(self, service: Service, **kwargs: Any) -> None:
+    def __init__(self, client: Client | AsyncClient, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.service = service
+        self.client = client
         self._asked_at = float("-inf")
 
     @property
@@ -64,12 +63,12 @@ class Balance(traitlets.HasTraits):
         async def run() -> None:
             asked_at = self.now()
             try:
-                credits = await self.service.credits()
+                credits = await on_loop(self.client).credits.get()
             finally:
                 self.refreshing = False
             if asked_at >= self._asked_at:
                 self._asked_at = asked_at
-                self.credits = dict(credits)
+                self.credits = credits.to_dict()  # the trait holds the JSON, as it came
 
         return _tasks.spawn(run(), reporter=reporter)
 
@@ -87,10 +86,12 @@ class CreditMeter(StaticFallback, MediagenWidget):
     #: ``{"name", "spent", "limit"}``: what is left of them is money the user set aside
     limits = traitlets.List(traitlets.Dict()).tag(sync=True)
 
-    def __init__(self, service: Service, *, balance: Balance | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, client: Client | AsyncClient, *, balance: Balance | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
-        self.service = service
-        self.balance = balance or Balance(service)
+        self.client = client
+        self.balance = balance or Balance(client)
         traitlets.dlink((self.balance, "credits"), (self, "credits"))
         traitlets.dlink((self.balance, "refreshing"), (self, "refreshing"))
         self._counted: set[str] = set()
@@ -99,13 +100,12 @@ class CreditMeter(StaticFallback, MediagenWidget):
     def refresh(self) -> _tasks.Handle:
         """Fetch the balance again, in the background."""
         self.clear_error()
-        self.limits = spend_limits(self.service.client)
+        self.limits = spend_limits(self.client)
         return self.balance.refresh(reporter=lambda exc: self.report(exc, context="Credits"))
 
-    def generation_finished(self, generation: Any) -> _tasks.Handle:
+    def generation_finished(self, generation: Generation[Any]) -> _tasks.Handle:
         """Count a finished generation's charge into the session once, then refresh."""
-        generation_id = read_field(generation, "id")
-        charged = read_field(generation, "credits_charged")
+        generation_id, charged = generation.id, generation.credits_charged
         if generation_id not in self._counted and charged is not None:
             self._counted.add(generation_id)
             self.session_spend = round(self.session_spend + float(charged), 2)
@@ -126,11 +126,11 @@ class CreditMeter(StaticFallback, MediagenWidget):
         return " · ".join(parts)
 
 
-def spend_limits(client: Client | AsyncClient | None) -> list[dict[str, Any]]:
+def spend_limits(client: Client | AsyncClient) -> list[dict[str, Any]]:
     """The spend limits set on ``client`` (``Client(budget=...)``), for the meter."""
     from mediagen.client import Budget, SpendLimit
 
-    found = getattr(client, "budget", None)
+    found = client.budget
     if isinstance(found, SpendLimit):
         return [
             {

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import traitlets
 
@@ -33,13 +33,16 @@ from mediagen.display._html import credits_text
 from mediagen.pricing._local_price import local_price
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
-from mediagen.widgets._service import Service
+from mediagen.widgets._loop_client import on_loop
 from mediagen.widgets._snapshot import StaticFallback
 from mediagen.widgets.credits import Balance
 from mediagen.widgets.form import RequestForm
-from mediagen.wire._fields import read_field
 
-Submitted = Callable[[Any, dict[str, Any], dict[str, Any]], None]  # (generation, request, estimate)
+if TYPE_CHECKING:
+    from mediagen.client import AsyncClient, Client, Estimate, Generation
+
+#: (generation, request, estimate): after each accepted submission
+Submitted = Callable[["Generation[AsyncClient]", dict[str, Any], dict[str, Any]], None]
 
 
 class LiveEstimate(StaticFallback, MediagenWidget):
@@ -58,7 +61,7 @@ class LiveEstimate(StaticFallback, MediagenWidget):
 
     def __init__(
         self,
-        service: Service,
+        client: Client | AsyncClient,
         form: RequestForm,
         *,
         debounce: float = 0.3,
@@ -66,9 +69,9 @@ class LiveEstimate(StaticFallback, MediagenWidget):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.service = service
+        self.client = client
         self.form = form
-        self.balance = balance or Balance(service)
+        self.balance = balance or Balance(client)
         self._quote: dict[str, Any] = {}  # the service's last estimate, as it came
         self._discount: float | None = None  # the organization's, as the service last quoted
         self.balance.observe(self._on_balance, names="credits")
@@ -77,7 +80,7 @@ class LiveEstimate(StaticFallback, MediagenWidget):
         self._request_estimated: dict[str, Any] | None = None
         self._keys: dict[str, str] = {}
         self._listeners: list[Submitted] = []
-        self.last_generation: Any = None
+        self.last_generation: Generation[AsyncClient] | None = None
         form.observe(self._on_form, names=["values", "mode", "chosen_model", "issues"])
         self._on_form(None)
 
@@ -129,10 +132,10 @@ class LiveEstimate(StaticFallback, MediagenWidget):
             return None
         return round(float(service) - float(local), 2)
 
-    async def _fetch(self, request: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    async def _fetch(self, request: dict[str, Any]) -> tuple[dict[str, Any], Estimate]:
         asked_at = self.balance.now()
-        estimate = await self.service.estimate(request)
-        self.balance.offer(estimate.get("balance"), asked_at)
+        estimate = await on_loop(self.client).models.estimate_request(request)
+        self.balance.offer(estimate.balance, asked_at)
         return request, estimate
 
     def _show(self) -> None:
@@ -151,7 +154,7 @@ class LiveEstimate(StaticFallback, MediagenWidget):
             self.clear_error()  # a refusal for credits is stale once the balance moved
         self._update_blocked()
 
-    def _deliver(self, result: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    def _deliver(self, result: tuple[dict[str, Any], Estimate]) -> None:
         request, estimate = result
         self.clear_error()
         if getattr(self, "_dropped_click", False):
@@ -161,7 +164,8 @@ class LiveEstimate(StaticFallback, MediagenWidget):
                 "click Submit again."
             )
         self._request_estimated = request
-        self._quote = dict(estimate)
+        self._quote = estimate.to_dict()  # the trait shows the JSON, as it came
+        # read from the JSON: a quote that names no discount leaves the last one standing
         self._discount = estimate.get("discount_percent", self._discount)
         self.status = "ready"
         self._show()
@@ -235,7 +239,8 @@ class LiveEstimate(StaticFallback, MediagenWidget):
 
     async def _submit(self, request: dict[str, Any], estimate: dict[str, Any], key: str) -> None:
         kind = self.form.entry["type"] if self.form.entry else "image"
-        generation = await self.service.submit(kind, request, key)
+        resource = on_loop(self.client).resource(kind)
+        generation = await resource.create(**{**request, "idempotency_key": key})
         self.last_generation = generation
         self.submitting = False
         self.submitted_count += 1
@@ -264,7 +269,7 @@ class LiveEstimate(StaticFallback, MediagenWidget):
     @property
     def generation_id(self) -> str | None:
         """The id of the generation last submitted from this estimate, if any."""
-        return read_field(self.last_generation, "id")
+        return self.last_generation.id if self.last_generation is not None else None
 
     def snapshot_text(self) -> str:
         price = self.estimate.get("credits_after_discount")

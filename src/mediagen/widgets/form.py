@@ -184,12 +184,13 @@ class RequestForm(StaticFallback, MediagenWidget):
                 + "; choose a model or mode that takes one"
             )
         target = candidates[0]
+        name: str = target["name"]
         if target.get("multiple"):
-            current = [a for a in self.values.get(target["name"]) or [] if a != asset_id]
-            self.set_value(target["name"], [*current, asset_id])
+            current = [a for a in self.values.get(name) or [] if a != asset_id]
+            self.set_value(name, [*current, asset_id])
         else:
-            self.set_value(target["name"], asset_id)
-        return target["name"]
+            self.set_value(name, asset_id)
+        return name
 
     @command
     def upload(self, msg: Any, buffers: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:

@@ -12,30 +12,47 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import traitlets
 
 from mediagen.display import _html
+from mediagen.display._html import plural
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
+from mediagen.widgets._loop_client import on_loop
 from mediagen.widgets._media import MediaSource
-from mediagen.widgets._outputs import item_at
-from mediagen.widgets._service import Service
-from mediagen.widgets._snapshot import StaticFallback, generations_html, plural, price_settings
+from mediagen.widgets._outputs import fetched, item_at
+from mediagen.widgets._snapshot import StaticFallback, generations_html, price_settings
 from mediagen.widgets.job import generation_summary
-from mediagen.wire._fields import read_field
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from mediagen.client import AsyncClient, Client, Generation, GenerationOutput
+
+    #: a generation from the client, or its JSON (made elsewhere, read from a file)
+    Shown: TypeAlias = Generation[Any] | Mapping[str, Any]
 
 
-def _made_settings(outputs: list[Any]) -> dict[str, Any]:
+def _typed(generation: Shown) -> Generation[Any]:
+    """The client's model of a generation given as JSON (its outputs then bound to no client)."""
+    if not isinstance(generation, Mapping):
+        return generation
+    from mediagen.client import Generation
+
+    return Generation.from_dict(generation)
+
+
+def _made_settings(outputs: list[GenerationOutput[Any]]) -> dict[str, Any]:
     """Without the request (made elsewhere, no journal): the size and length of what was made."""
     if not outputs:
         return {}
     first = outputs[0]
-    width, height = read_field(first, "width"), read_field(first, "height")
+    width, height = first.width, first.height
     found: dict[str, Any] = {"size": f"{width}x{height}"} if width and height else {}
-    if read_field(first, "duration_seconds"):
-        found["duration_seconds"] = read_field(first, "duration_seconds")
+    if first.duration_seconds:
+        found["duration_seconds"] = first.duration_seconds
     return found
 
 
@@ -50,22 +67,25 @@ class Gallery(StaticFallback, MediaSource, MediagenWidget):
     #: the id of the card the user clicked ("" for none); see :attr:`selected`
     selected_id = traitlets.Unicode("").tag(sync=True)
 
-    def __init__(self, service: Service | None = None, **kwargs: Any) -> None:
+    def __init__(self, client: Client | AsyncClient | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.service = service
+        #: the client the history and the outputs' local copies come from (None: shows only
+        #: what is added, with the local copies given)
+        self.client = client
         self._all: dict[str, dict[str, Any]] = {}
-        self._generations: dict[str, Any] = {}
+        self._generations: dict[str, Shown] = {}
 
     # -- results back in Python ------------------------------------------------------------
 
     @property
-    def generations(self) -> list[Any]:
-        """Every generation the gallery holds (the client's objects), newest first."""
+    def generations(self) -> list[Shown]:
+        """Every generation the gallery holds (the client's objects, or the JSON given to
+        :meth:`add`), newest first."""
         order = sorted(self._all.values(), key=lambda e: e["created_at"] or "", reverse=True)
         return [self._generations[e["id"]] for e in order]
 
     @property
-    def selected(self) -> Any:
+    def selected(self) -> Shown | None:
         """The generation whose card the user clicked last (None before any click)."""
         return self._generations.get(self.selected_id)
 
@@ -73,7 +93,7 @@ class Gallery(StaticFallback, MediaSource, MediagenWidget):
 
     def add(
         self,
-        generation: Any,
+        generation: Shown,
         paths: Iterable[str | Path] = (),
         *,
         request: Mapping[str, Any] | None = None,
@@ -85,7 +105,7 @@ class Gallery(StaticFallback, MediaSource, MediagenWidget):
         """
         summary = generation_summary(generation)
         previous = self._all.get(summary["id"], {})
-        outputs = list(read_field(generation, "outputs") or [])
+        outputs = _typed(generation).outputs
         items = []
         for index, (output, path) in enumerate(zip(outputs, paths, strict=False)):
             item = item_at(path, output, f"{summary['model']} #{index + 1}")
@@ -101,15 +121,15 @@ class Gallery(StaticFallback, MediaSource, MediagenWidget):
             self._refilter()
 
     async def add_with_outputs(
-        self, generation: Any, *, request: Mapping[str, Any] | None = None
+        self, generation: Shown, *, request: Mapping[str, Any] | None = None
     ) -> None:
         """Add a generation, fetching local copies of its outputs first."""
-        self.add(generation, await self._local_copies(generation), request=request)
+        self.add(generation, await self._local_copies(_typed(generation)), request=request)
 
-    async def _local_copies(self, generation: Any) -> list[Path]:
-        if self.service is None or read_field(generation, "status") != "completed":
+    async def _local_copies(self, generation: Generation[Any]) -> list[Path]:
+        if self.client is None or not generation.completed:
             return []
-        return [await self.service.local_copy(o) for o in read_field(generation, "outputs") or []]
+        return [await fetched(o) for o in generation.outputs]
 
     def load_recent(self, limit: int = 100, **filters: Any) -> _tasks.Handle:
         """Fill the gallery from the service's history (newest first), in the background.
@@ -118,8 +138,8 @@ class Gallery(StaticFallback, MediaSource, MediagenWidget):
         cards appear together once their outputs are local (one update of the view, not one
         per generation).
         """
-        if self.service is None:
-            raise ValueError("a Gallery without a service cannot load history")
+        if self.client is None:
+            raise ValueError("a Gallery without a client cannot load history")
         return _tasks.spawn(
             self.load_history(limit, **filters),
             reporter=lambda exc: self.report(exc, context="Loading"),
@@ -127,19 +147,18 @@ class Gallery(StaticFallback, MediaSource, MediagenWidget):
 
     async def load_history(self, limit: int = 100, **filters: Any) -> None:
         """Await filling the gallery from history (see :meth:`load_recent`)."""
-        assert self.service is not None
-        requests = self.service.journal_requests()
+        assert self.client is not None
+        requests = _journal_requests(self.client)
         found = []
-        for generation in await self.service.recent(limit=limit, **filters):
-            gid = read_field(generation, "id")
-            if gid in self._all and self._all[gid]["status"] == read_field(generation, "status"):
+        for generation in await _recent(on_loop(self.client), limit, **filters):
+            gid = generation.id
+            if gid in self._all and self._all[gid]["status"] == generation.status:
                 continue  # already shown (a job of this session)
             found.append((generation, await self._local_copies(generation)))
         with self.hold_trait_notifications():
             for generation, paths in found:
-                gid = read_field(generation, "id")
-                if gid not in self._all:  # a job of this session may have finished meanwhile
-                    self.add(generation, paths, request=requests.get(gid), refilter=False)
+                if generation.id not in self._all:  # a job of this session may have ended since
+                    self.add(generation, paths, request=requests.get(generation.id), refilter=False)
             self._refilter()
 
     # -- filtering -------------------------------------------------------------------------
@@ -174,3 +193,28 @@ class Gallery(StaticFallback, MediaSource, MediagenWidget):
 
     def snapshot_html(self) -> str:
         return generations_html(self.snapshot_text(), self.generations, self.settings())
+
+
+async def _recent(client: AsyncClient, limit: int, **filters: Any) -> list[Generation[AsyncClient]]:
+    """The latest ``limit`` generations (newest first), filtered as ``generations.list``."""
+    found: list[Generation[AsyncClient]] = []
+    async for generation in client.generations.list(**filters):
+        found.append(generation)
+        if len(found) >= limit:
+            break
+    return found
+
+
+def _journal_requests(client: Client | AsyncClient) -> dict[str, dict[str, Any]]:
+    """Per generation id, the request body this machine sent (from the client's journal).
+
+    The API's generation does not echo its settings; the journal kept them.
+    """
+    journal = client.journal
+    if journal is None:
+        return {}
+    return {
+        gid: record["request"]
+        for gid, record in journal.latest().items()
+        if isinstance(record.get("request"), Mapping)
+    }

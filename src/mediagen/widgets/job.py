@@ -12,22 +12,24 @@ where; Download hands the same bytes to the browser, for a kernel the user canno
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import traitlets
 
 from mediagen.display import _html
 from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
+from mediagen.widgets._loop_client import on_loop
 from mediagen.widgets._media import MediaItem, MediaSource
-from mediagen.widgets._outputs import item_at
-from mediagen.widgets._service import Service
+from mediagen.widgets._outputs import fetched, item_at, saved
 from mediagen.widgets._snapshot import StaticFallback, generations_html, price_settings
-from mediagen.wire._fields import read_field
 
-Finished = Callable[[Any], None]
+if TYPE_CHECKING:
+    from mediagen.client import AsyncClient, Client, Generation, GenerationOutput
+
+Finished = Callable[["Generation[Any]"], None]
 Reference = Callable[[str, str, str], "str | None"]  # (asset_id, label, kind) -> where it went
 
 
@@ -37,22 +39,33 @@ def _iso(value: Any) -> str | None:
     return value.isoformat() if hasattr(value, "isoformat") else str(value)
 
 
-def generation_summary(generation: Any) -> dict[str, Any]:
-    """The JSON-safe facts a card or the gallery shows about a generation."""
-    error = read_field(generation, "error")
+def generation_summary(generation: Generation[Any] | Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON-safe facts a card or the gallery shows about a generation.
+
+    A generation given as its JSON (made elsewhere, read from a file) is read as the client
+    reads it, but keeps its times as the text it came with: the view parses either, and the
+    gallery orders its cards by that text.
+    """
+    if isinstance(generation, Mapping):
+        from mediagen.client import Generation
+
+        return {
+            **generation_summary(Generation.from_dict(generation)),
+            "created_at": _iso(generation.get("created_at")),
+            "completed_at": _iso(generation.get("completed_at")),
+        }
+    error = generation.error
     return {
-        "id": read_field(generation, "id"),
-        "type": read_field(generation, "type"),
-        "model": read_field(generation, "model"),
-        "mode": read_field(generation, "mode"),
-        "status": read_field(generation, "status"),
-        "prompt": read_field(generation, "prompt") or "",
-        "created_at": _iso(read_field(generation, "created_at")),
-        "completed_at": _iso(read_field(generation, "completed_at")),
-        "credits_charged": read_field(generation, "credits_charged"),
-        "error": {"code": read_field(error, "code"), "message": read_field(error, "message")}
-        if error
-        else None,
+        "id": generation.id,
+        "type": generation.type,
+        "model": generation.model,
+        "mode": generation.mode,
+        "status": generation.status,
+        "prompt": generation.prompt or "",
+        "created_at": _iso(generation.created_at),
+        "completed_at": _iso(generation.completed_at),
+        "credits_charged": generation.credits_charged,
+        "error": {"code": error.code, "message": error.message} if error else None,
     }
 
 
@@ -70,28 +83,35 @@ class JobCard(StaticFallback, MediaSource, MediagenWidget):
 
     def __init__(
         self,
-        service: Service,
-        generation: Any,
+        client: Client | AsyncClient,
+        generation: Generation[Any],
         *,
         reserved: float | None = None,
         request: dict[str, Any] | None = None,
         watch: bool = True,
         save_dir: str | Path = ".",
+        poll_interval: float | tuple[float, float] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.save_dir = str(Path(save_dir).expanduser().resolve())
-        self.service = service
-        self.result: Any = generation
+        self.client = client
+        #: how the card polls: a number, or (start, cap) it backs off to; None: as the client
+        #: is configured to (``Client(poll_interval=...)``, 2 s -> 5 s by default: the spec's
+        #: interval, which counts against the key's rate limit)
+        self.poll_interval = poll_interval
+        self.result: Generation[Any] = generation
         #: the request body as submitted (None for a card re-attached after a restart)
         self.request = request
-        self.outputs: list[Any] = []
+        self.outputs: list[GenerationOutput[Any]] = []
         self._listeners: list[Finished] = []
         self._reference_listeners: list[Reference] = []
         self.generation = generation_summary(generation)
         self.reserved = reserved
         if self.status == "pending":
-            self.expected_s = service.expected_seconds(self.generation.get("model"))
+            from mediagen import history  # how long this model usually takes, for this user
+
+            self.expected_s = history.expected_seconds(client, generation.model)
         self.on_msg(self._on_view_message)
         self.task: _tasks.Handle | None = None
         if watch:
@@ -100,7 +120,8 @@ class JobCard(StaticFallback, MediaSource, MediagenWidget):
     @property
     def status(self) -> str:
         """The job's status as last polled (``pending``, ``completed``, ``failed``)."""
-        return self.generation.get("status", "")
+        status: str = self.generation.get("status", "")
+        return status
 
     def on_finished(self, callback: Finished) -> None:
         """Call ``callback(generation)`` once, when the job completes or fails."""
@@ -112,17 +133,23 @@ class JobCard(StaticFallback, MediaSource, MediagenWidget):
 
     # -- watching --------------------------------------------------------------------------
 
-    async def watch(self) -> Any:
-        """Follow the generation until it is terminal, then show its outputs' local copies."""
+    async def watch(self) -> Generation[AsyncClient]:
+        """Follow the generation until it is terminal, then show its outputs' local copies.
+
+        The client's own wait: it journals the end state (so a restarted kernel does not
+        re-attach to a finished job) and caches the outputs.
+        """
         started = time.monotonic()
 
-        def update(generation: Any) -> None:
+        def update(generation: Generation[AsyncClient]) -> None:
             self.result = generation
             self.generation = generation_summary(generation)
 
-        generation = await self.service.wait(self.result, on_update=update)
+        generation = await on_loop(self.client).generations.wait(
+            self.result, on_update=update, poll_interval=self.poll_interval
+        )
         self.result = generation
-        if read_field(generation, "status") == "completed":
+        if generation.completed:
             await self._load_outputs(generation)
         self.generation = {
             **generation_summary(generation),
@@ -133,20 +160,20 @@ class JobCard(StaticFallback, MediaSource, MediagenWidget):
                 callback(generation)
         return generation
 
-    async def _load_outputs(self, generation: Any) -> None:
+    async def _load_outputs(self, generation: Generation[Any]) -> None:
         items: list[MediaItem] = []
-        self.outputs = list(read_field(generation, "outputs") or [])
+        self.outputs = list(generation.outputs)
         for index, output in enumerate(self.outputs):
-            path = await self.service.local_copy(output)
+            path = await fetched(output)
             item = item_at(path, output, f"{self.generation.get('model')} #{index + 1}")
             self.register_media(item)
             items.append(item)
         self.items = [
             {
                 **item.describe(),
-                "asset_id": read_field(output, "asset_id"),
+                "asset_id": output.asset_id,
                 # the name Save gives the file, so a download is called the same
-                "filename": Path(read_field(output, "filename") or item.path.name).name,
+                "filename": Path(output.filename or item.path.name).name,
             }
             for item, output in zip(items, self.outputs, strict=True)
         ]
@@ -180,7 +207,7 @@ class JobCard(StaticFallback, MediaSource, MediagenWidget):
         self.notice = f"Saving output {index + 1} to {target}…"
 
         async def run() -> Path:
-            path = (await self.service.save(output, target)).resolve()
+            path = (await saved(output, target)).resolve()
             self.notice = f"Saved output {index + 1} to {path}"
             return path
 

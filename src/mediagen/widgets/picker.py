@@ -7,9 +7,10 @@ from typing import Any
 
 import traitlets
 
+from mediagen.display._html import plural
 from mediagen.widgets import _catalog_view as cv
 from mediagen.widgets._base import MediagenWidget
-from mediagen.widgets._snapshot import StaticFallback, plural
+from mediagen.widgets._snapshot import StaticFallback
 from mediagen.wire._fields import ServiceModel, as_json
 
 
@@ -57,7 +58,7 @@ class ModelPicker(StaticFallback, MediagenWidget):
 
     @traitlets.validate("kind")
     def _valid_kind(self, proposal: Any) -> str:
-        value = proposal["value"]
+        value: str = proposal["value"]
         if value and value not in cv.KINDS:
             raise traitlets.TraitError(f"kind must be one of {', '.join(cv.KINDS)} or ''")
         return value

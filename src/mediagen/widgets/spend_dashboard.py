@@ -24,7 +24,7 @@ import datetime as dt
 import html
 import io
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 import pandas as pd
@@ -33,6 +33,9 @@ from mediagen import history
 from mediagen.history.spend import local_timezone
 from mediagen.widgets._snapshot import StaticFallback
 from mediagen.widgets._theme import DARK_PLOT_STYLE, ThemeProbe
+
+if TYPE_CHECKING:
+    from mediagen.history._fetch import PageSource
 
 ALL = "(all)"
 TABLE_COLUMNS = [
@@ -77,18 +80,19 @@ def _local_dates(times: pd.Series) -> pd.Series:
     return times.dt.tz_convert(local_timezone()).dt.date
 
 
-class SpendDashboard(StaticFallback, w.VBox):
+class SpendDashboard(StaticFallback, w.VBox):  # type: ignore[misc]  # ipywidgets: no hints
     """What was spent, on what, and what failed, for one client's key owner.
 
-    ``client``: a ``mediagen.Client`` (None with ``frame`` for an offline view of a saved
-    history). ``filters`` scope the rows like ``client.generations.to_dataframe``; the
-    dropdowns then filter locally, instantly. ``sync=False`` shows the local history store as
-    it is, without asking the service (nor for the balance).
+    ``client``: a ``mediagen.Client`` (or a page source: ``mediagen.history._fetch.PageSource``;
+    None with ``frame`` for an offline view of a saved history). ``filters`` scope the rows like
+    ``client.generations.to_dataframe``; the dropdowns then filter locally, instantly.
+    ``sync=False`` shows the local history store as it is, without asking the service (nor for
+    the balance).
     """
 
     def __init__(
         self,
-        client: Any = None,
+        client: PageSource | None = None,
         *,
         frame: pd.DataFrame | None = None,
         page_size: int = 15,
@@ -255,7 +259,7 @@ class SpendDashboard(StaticFallback, w.VBox):
         with self._lock:
             self.status_line.value = "<i>Refreshing…</i>"
             try:
-                self._frame = self._rows(full)
+                self._frame = self._rows(self._client, full)
                 credits_resource = getattr(self._client, "credits", None) if self.sync else None
                 self._credits = credits_resource.get() if credits_resource is not None else None
             except Exception as exc:  # shown, not raised: this may run from a callback
@@ -265,13 +269,15 @@ class SpendDashboard(StaticFallback, w.VBox):
             stamp = dt.datetime.now().astimezone().strftime("%H:%M:%S %Z")
             self.status_line.value = f"<small>Updated {stamp}</small>"
 
-    def _rows(self, full: bool) -> pd.DataFrame:
-        if history.store_for(self._client) is not None:
-            return history.stored_frame(self._client, sync=self.sync, rebuild=full, **self._filters)
+    def _rows(self, client: PageSource, full: bool) -> pd.DataFrame:
+        from mediagen.client import AsyncClient, Client
+
+        if isinstance(client, Client | AsyncClient) and history.store_for(client) is not None:
+            return history.stored_frame(client, sync=self.sync, rebuild=full, **self._filters)
         # a page source without a store of its own: fetched, then updated incrementally
         if full or self._frame is None:
-            return history.generations_frame(self._client, **self._filters)
-        return history.update_frame(self._client, self._frame, **self._filters)
+            return history.generations_frame(client, **self._filters)
+        return history.update_frame(client, self._frame, **self._filters)
 
     def generation_finished(self, generation: Any = None) -> None:
         """Hook for job widgets and watchers: a generation finished, refresh soon.
@@ -453,6 +459,6 @@ class SpendDashboard(StaticFallback, w.VBox):
         return f"{self.headline.value}{plot}{self.table.value}"
 
 
-def spend_dashboard(client: Any = None, **kwargs: Any) -> SpendDashboard:
+def spend_dashboard(client: PageSource | None = None, **kwargs: Any) -> SpendDashboard:
     """Build a ``SpendDashboard`` (see its docstring)."""
     return SpendDashboard(client, **kwargs)

@@ -1,23 +1,82 @@
 """The server extension's poller against the real sandbox: one poller however many pages
 subscribe, none once they leave, running jobs polled 2 s backing off to 5 s, and a 429's
-Retry-After waited out before the next request."""
+Retry-After waited out before the next request.
+
+The poller's intervals, leases and pauses are on a virtual clock the tests move on
+(:func:`advance`): it waits for every request the poller sends at each of its wake-ups, so what
+it sends is what it would send in real time, and the times it logs are exact. Only what the
+sandbox does in real time takes real time (a ``[[slow:N]]`` job, its rate limiter).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
 import itertools
+import math
 import time
 
 import httpx
 import pytest
 
 from mediagen import AsyncClient, Client
-from mediagen.jupyter_server._feed import Feed
+from mediagen.jupyter_server._feed import Feed, RealClock
 from mediagen.jupyter_server._rows import start_of_today
 
-#: the poller's intervals are real seconds: some 80 s in all
+#: what the sandbox does in real time (a [[slow:N]] job, a Retry-After): some 15 s in all
 pytestmark = pytest.mark.slow
+
+
+class VirtualClock:
+    """The poller's time, which only :func:`advance` moves: ``sleep()`` parks until then."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.sleepers: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._order = itertools.count()
+
+    def monotonic(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        sleeper = (self.now + max(0.0, seconds), next(self._order),
+                   asyncio.get_running_loop().create_future())  # fmt: skip
+        self.sleepers.append(sleeper)
+        try:
+            await sleeper[2]
+        finally:
+            if sleeper in self.sleepers:  # cancelled (the feed stopped)
+                self.sleepers.remove(sleeper)
+
+    def wake_due(self) -> None:
+        for sleeper in sorted(s for s in self.sleepers if s[0] <= self.now):
+            self.sleepers.remove(sleeper)
+            if not sleeper[2].done():
+                sleeper[2].set_result(None)
+
+
+async def parked(feed: Feed) -> None:
+    """Until the poller waits on its clock again (or has ended): whatever it sends at a wake-up
+    (real requests to the sandbox) is answered by then."""
+    give_up = time.monotonic() + 60
+    while feed.running and not feed.clock.sleepers:
+        assert time.monotonic() < give_up, "the poller never went back to sleep"
+        await asyncio.sleep(0.002)
+
+
+async def advance(feed: Feed, seconds: float) -> None:
+    """Move the feed's virtual clock on by ``seconds``: the poller wakes at each of its wake-ups
+    on the way, as it would in real time, and is asleep again (or ended) on return."""
+    clock = feed.clock
+    end = clock.now + seconds
+    while True:
+        await parked(feed)
+        due = min((when for when, *_ in clock.sleepers), default=math.inf)
+        if due > end:
+            break
+        clock.now = max(clock.now, due)
+        clock.wake_due()
+    clock.now = end
 
 
 @pytest.fixture
@@ -29,12 +88,15 @@ def keyed(monkeypatch, sandbox, tenant):
 
 
 def make_feed(sandbox, tenant, hooks=(), **options) -> Feed:
+    """A feed of ``tenant`` on a :class:`VirtualClock` (unless ``clock`` is given)."""
+
     def factory(http: httpx.AsyncClient) -> AsyncClient:
         http.event_hooks["response"].extend(hooks)
         return AsyncClient(
             api_key=tenant.api_key, base_url=sandbox.base_url, http_client=http, journal=False
         )
 
+    options.setdefault("clock", VirtualClock())
     return Feed(factory, **options)
 
 
@@ -42,7 +104,7 @@ async def feed_for_a_second(sandbox, tenant) -> Feed:
     """A feed one page watched for a second, then stopped: what it read by then."""
     feed = make_feed(sandbox, tenant)
     feed.subscribe("page")
-    await asyncio.sleep(1.0)
+    await advance(feed, 1.0)
     await feed.stop()
     return feed
 
@@ -53,16 +115,21 @@ def gets_of(feed: Feed, generation_id: str) -> list[float]:
 
 def test_a_running_job_is_polled_every_2_s_backing_off_to_5_s(sandbox, keyed):
     client = Client(api_key=keyed.api_key, base_url=sandbox.base_url, journal=False)
-    gen = client.images.create(model="pixel-pro", prompt="a slow kite [[slow:17]]", quality="low")
+    gen = client.images.create(model="pixel-pro", prompt="a slow kite [[slow:4]]", quality="low")
 
     async def main() -> Feed:
-        feed = make_feed(sandbox, keyed, list_interval=30.0)
+        # listed once (found), then followed by its own GETs only
+        feed = make_feed(sandbox, keyed, list_interval=600.0)
         feed.subscribe("page")
         deadline = time.monotonic() + 40
         while feed.generations.get(gen.id) is None or feed.generations[gen.id].status == "pending":
             assert time.monotonic() < deadline, "the job never settled in the feed"
             feed.subscribe("page")
-            await asyncio.sleep(0.2)
+            await advance(feed, 0.2)
+            if len(gets_of(feed, gen.id)) >= 4:
+                # the back-off has had its steps (as fast as the sandbox answers); the job's
+                # 4 real seconds are waited out at ten times real speed
+                await asyncio.sleep(0.02)
         await feed.stop()
         return feed
 
@@ -73,6 +140,7 @@ def test_a_running_job_is_polled_every_2_s_backing_off_to_5_s(sandbox, keyed):
     polls = [listed, *gets_of(feed, gen.id)]
     gaps = [b - a for a, b in itertools.pairwise(polls)]
     assert len(gaps) >= 4, gaps
+    assert gaps[:4] == pytest.approx([2.0, 3.0, 4.5, 5.0]), gaps  # 1.5 times longer each time
     assert 1.8 <= gaps[0] <= 2.6, gaps  # 2 s at first
     assert all(b >= a - 0.3 for a, b in itertools.pairwise(gaps)), gaps  # never faster again
     assert 4.7 <= max(gaps) <= 5.6, gaps  # capped at 5 s
@@ -86,10 +154,19 @@ def test_retry_after_is_waited_out_before_the_next_request(sandbox, keyed, scope
     async def record(response: httpx.Response) -> None:
         seen.append((time.monotonic(), response.status_code, response.headers.get("Retry-After")))
 
+    def a_429_was_followed(feed: Feed) -> bool:
+        last = feed.request_log[-1][0] if feed.request_log else -math.inf
+        return any(status == 429 and after and t < last for t, status, after in seen)
+
     async def main() -> Feed:
-        feed = make_feed(sandbox, keyed, [record], list_interval=0.2, credits_interval=0.2)
+        # real time: the sandbox's limiter counts real seconds, and so does the key's gate
+        feed = make_feed(sandbox, keyed, [record], list_interval=0.2, credits_interval=0.2,
+                         clock=RealClock())  # fmt: skip
         feed.subscribe("page", scope)
-        await asyncio.sleep(8)
+        for _ in range(160):  # 8 s at most
+            if a_429_was_followed(feed):
+                break
+            await asyncio.sleep(0.05)
         await feed.stop()
         return feed
 
@@ -109,7 +186,7 @@ def test_one_poller_for_many_subscribers_and_none_once_they_leave(sandbox, keyed
         feed = make_feed(sandbox, keyed)
         for page in ("tab-1", "tab-2", "tab-3"):
             feed.subscribe(page)
-        await asyncio.sleep(2.5)
+        await advance(feed, 2.5)
         assert feed.running
         assert feed.pollers_started == 1
         assert feed.live_subscribers() == 3
@@ -117,13 +194,13 @@ def test_one_poller_for_many_subscribers_and_none_once_they_leave(sandbox, keyed
         assert feed.credits["balance"] == 1000
         for page in ("tab-1", "tab-2", "tab-3"):
             feed.unsubscribe(page)
-        await asyncio.sleep(1.5)
+        await advance(feed, 1.5)
         assert not feed.running
         quiet = feed.requests_sent
-        await asyncio.sleep(2.5)
+        await advance(feed, 2.5)
         assert feed.requests_sent == quiet  # nothing sent with nobody watching
         feed.subscribe("tab-4")
-        await asyncio.sleep(0.5)
+        await advance(feed, 0.5)
         assert feed.running
         assert feed.pollers_started == 2
         await feed.stop()
@@ -135,9 +212,9 @@ def test_a_page_that_stops_asking_is_forgotten_after_its_lease(sandbox, keyed):
     async def main() -> None:
         feed = make_feed(sandbox, keyed, lease=1.0)
         feed.subscribe("tab-gone")
-        await asyncio.sleep(0.3)
+        await advance(feed, 0.3)
         assert feed.running
-        await asyncio.sleep(2.5)
+        await advance(feed, 2.5)
         assert not feed.running
         assert feed.live_subscribers() == 0
 
@@ -150,7 +227,7 @@ def test_without_a_key_nothing_starts(monkeypatch, sandbox, tenant):
     async def main() -> None:
         feed = make_feed(sandbox, tenant)
         feed.subscribe("page")
-        await asyncio.sleep(0.3)
+        await advance(feed, 0.3)
         assert not feed.running
         assert feed.pollers_started == 0
         assert feed.snapshot()["configured"] is False
@@ -165,7 +242,8 @@ def test_the_status_figures_are_the_balance_todays_spend_and_the_spend_limits_re
     monkeypatch.setenv("MEDIAGEN_SPEND_LIMIT_DAILY", "100")
     from mediagen import SpendLimit
 
-    client = Client(api_key=keyed.api_key, base_url=sandbox.base_url, budget=SpendLimit(daily=100))
+    client = Client(api_key=keyed.api_key, base_url=sandbox.base_url, budget=SpendLimit(daily=100),
+                    poll_interval=(0.1, 0.5))  # fmt: skip
     client.images.create(model="pixel-pro", prompt="a limited kite", quality="low").wait()
 
     feed = asyncio.run(feed_for_a_second(sandbox, keyed))
@@ -211,10 +289,10 @@ def test_a_credits_only_subscriber_gets_the_credits_without_the_generations(sand
     async def main() -> tuple[Feed, dict]:
         feed = make_feed(sandbox, keyed, credits_interval=1.0)
         feed.subscribe("status-bar", "credits")
-        await asyncio.sleep(1.5)
+        await advance(feed, 1.5)
         before = feed.credits
         sandbox.admin.grant(keyed.org_id, 250)
-        await asyncio.sleep(3.0)
+        await advance(feed, 3.0)
         assert feed.pollers_started == 1
         assert not feed.watching_generations()
         snapshot = feed.snapshot("credits")
@@ -239,16 +317,16 @@ def test_an_all_subscriber_starts_the_listing_and_leaving_stops_it(sandbox, keye
     async def main() -> None:
         feed = make_feed(sandbox, keyed)
         feed.subscribe("status-bar", "credits")
-        await asyncio.sleep(1.0)
+        await advance(feed, 1.0)
         assert listings(feed)[0] == []
         feed.subscribe("sidebar", "all")
-        await asyncio.sleep(2.5)
+        await advance(feed, 2.5)
         assert len(listings(feed)[0]) >= 1
         assert feed.pollers_started == 1
         feed.unsubscribe("sidebar")
-        await asyncio.sleep(1.2)  # the request under way ends
+        await advance(feed, 1.2)  # the request under way ends
         listed = len(listings(feed)[0])
-        await asyncio.sleep(3.0)
+        await advance(feed, 3.0)
         assert len(listings(feed)[0]) == listed
         assert feed.running  # still polling the credits for the status bar
         await feed.stop()
@@ -278,12 +356,12 @@ def test_todays_spend_sums_every_generation_created_today_across_pages(sandbox, 
     async def main() -> Feed:
         feed = make_feed(sandbox, keyed, page_size=20)
         feed.subscribe("status-bar", "credits")
-        await asyncio.sleep(1.5)
+        await advance(feed, 1.5)
         assert feed.credits is not None
         assert feed.credits["spent_today"] == expected
         # a job that settles while the sidebar watches is in the sum at once, not a minute on
         feed.subscribe("sidebar", "all")
-        await asyncio.sleep(1.0)
+        await advance(feed, 1.0)
         extra = await feed_client(sandbox, keyed).videos.create(
             model="vidra-edit",
             prompt="a settled edit [[slow:2]]",
@@ -293,7 +371,10 @@ def test_todays_spend_sums_every_generation_created_today_across_pages(sandbox, 
         while feed.credits["spent_today"] != round(expected + 20, 2):
             assert time.monotonic() < deadline, (feed.credits, extra.id)
             feed.subscribe("sidebar", "all")
-            await asyncio.sleep(0.2)
+            # the job's 2 real seconds at twice real speed: the 20 s deadline comes long
+            # before the minute after which the day is listed again
+            await advance(feed, 0.2)
+            await asyncio.sleep(0.1)
         await feed.stop()
         return feed
 
@@ -323,7 +404,7 @@ def test_a_running_job_shows_the_estimate_of_its_own_fields_once(sandbox, keyed)
     async def main() -> tuple[Feed, dict]:
         feed = make_feed(sandbox, keyed)
         feed.subscribe("sidebar", "all")
-        await asyncio.sleep(4.0)
+        await advance(feed, 4.0)
         rows = {row["id"]: row for row in feed.snapshot()["generations"]}
         await feed.stop()
         return feed, rows

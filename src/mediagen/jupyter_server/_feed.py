@@ -18,6 +18,9 @@ own :class:`~mediagen.AsyncClient` (configured from the environment, like a kern
 - a 429's ``Retry-After`` holds every request of the key (the client does it) and, when the
   client gives up, pauses this poller for that long.
 
+Its time is a :class:`Clock`'s (``monotonic()`` and ``await sleep()``): the event loop's by
+default, a virtual one in the tests, which move it on rather than wait.
+
 Every change bumps ``version``; a subscriber waits for a version newer than the one it has.
 """
 
@@ -29,7 +32,7 @@ import datetime as dt
 import os
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
@@ -68,6 +71,24 @@ def spend_limit_from_env() -> Any:
     return SpendLimit(daily=limits.get("daily"), weekly=limits.get("weekly"))
 
 
+class Clock(Protocol):
+    """What the poller reads the time from and waits on: every interval, lease and pause."""
+
+    def monotonic(self) -> float: ...
+
+    async def sleep(self, seconds: float) -> None: ...
+
+
+class RealClock:
+    """The real one: :func:`time.monotonic` and :func:`asyncio.sleep`."""
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
 def key_configured() -> bool:
     return bool(os.environ.get("MEDIAGEN_API_KEY", "").strip())
 
@@ -85,7 +106,7 @@ class Feed:
         spend_interval: float = 60.0,
         lease: float = 30.0,
         page_size: int = 50,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock | None = None,
     ) -> None:
         self._client_factory = client_factory or _client_from_env
         self.list_interval = list_interval
@@ -94,7 +115,7 @@ class Feed:
         self.spend_interval = spend_interval
         self.lease = lease
         self.page_size = page_size
-        self._clock = clock
+        self.clock: Clock = clock or RealClock()
         self._subscribers: dict[str, tuple[float, str]] = {}  # id -> (last seen, scope)
         self._task: asyncio.Task[None] | None = None
         self._changed = asyncio.Condition()
@@ -115,6 +136,9 @@ class Feed:
         #: (monotonic time, method, path, query) of each request: what the tests count
         self.request_log: list[tuple[float, str, str, str]] = []
 
+    def _now(self) -> float:
+        return self.clock.monotonic()
+
     # subscribers -------------------------------------------------------------------------
 
     def subscribe(self, subscriber: str, scope: str = "all") -> None:
@@ -122,7 +146,7 @@ class Feed:
         :data:`SCOPES`); starts the poller if idle."""
         if scope not in SCOPES:
             raise ValueError(f"scope is one of {SCOPES}, not {scope!r}")
-        self._subscribers[subscriber] = (self._clock(), scope)
+        self._subscribers[subscriber] = (self._now(), scope)
         if key_configured() and (self._task is None or self._task.done()):
             self.pollers_started += 1
             self._task = asyncio.get_running_loop().create_task(self._run())
@@ -131,7 +155,7 @@ class Feed:
         self._subscribers.pop(subscriber, None)
 
     def live_subscribers(self) -> int:
-        now = self._clock()
+        now = self._now()
         for sid, (seen, _) in list(self._subscribers.items()):
             if now - seen > self.lease:
                 del self._subscribers[sid]
@@ -203,7 +227,7 @@ class Feed:
     def _count(self, request: httpx.Request) -> None:
         self.requests_sent += 1
         url = request.url
-        self.request_log.append((self._clock(), request.method, url.path, url.query.decode()))
+        self.request_log.append((self._now(), request.method, url.path, url.query.decode()))
         del self.request_log[:-2000]
 
     async def _run(self) -> None:
@@ -225,7 +249,7 @@ class Feed:
             await http.aclose()
 
     async def _poll(self, client: AsyncClient) -> None:
-        now = self._clock()
+        now = self._now()
         next_list = next_credits = next_spend = now
         due: dict[str, tuple[float, Any]] = {}  # running id -> (when, its interval schedule)
         while self.live_subscribers():
@@ -234,31 +258,31 @@ class Feed:
                 watching = self.watching_generations()
                 if not watching:
                     due.clear()  # nobody shows them; an "all" subscriber lists them again
-                    next_list = min(next_list, self._clock())
-                elif self._clock() >= next_list:
+                    next_list = min(next_list, self._now())
+                elif self._now() >= next_list:
                     listed, settled = await self._refresh_list(client, due)
                     changed |= listed
                     if settled:
                         next_credits = 0.0
-                    next_list = self._clock() + self.list_interval
+                    next_list = self._now() + self.list_interval
                 for gen_id, (when, steps) in list(due.items()):
-                    if self._clock() >= when and gen_id in due:
+                    if self._now() >= when and gen_id in due:
                         settled = await self._refresh_one(client, gen_id)
                         changed = True
                         if settled:
                             due.pop(gen_id)
                             next_credits = 0.0
                         else:
-                            due[gen_id] = (self._clock() + next(steps), steps)
+                            due[gen_id] = (self._now() + next(steps), steps)
                 if watching:
                     changed |= await self._estimate_running(client)
-                if self._clock() >= next_credits:
+                if self._now() >= next_credits:
                     await self._refresh_credits(client)
                     changed = True
-                    next_credits = self._clock() + self.credits_interval
-                if self._clock() >= next_spend:
+                    next_credits = self._now() + self.credits_interval
+                if self._now() >= next_spend:
                     changed |= await self._refresh_spend(client)
-                    next_spend = self._clock() + self.spend_interval
+                    next_spend = self._now() + self.spend_interval
                 if self.error is not None:
                     self.error, changed = None, True
                 if changed:
@@ -266,14 +290,14 @@ class Feed:
                 wake = min([next_credits, next_spend, *(when for when, _ in due.values())])
                 if watching:
                     wake = min(wake, next_list)
-                await asyncio.sleep(max(0.05, min(1.0, wake - self._clock())))
+                await self.clock.sleep(max(0.05, min(1.0, wake - self._now())))
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 pause = getattr(exc, "retry_after", None) or self.poll_interval[1]
                 self.error = one_line(exc)
                 await self._bump()
-                await asyncio.sleep(pause)
+                await self.clock.sleep(pause)
 
     async def _refresh_list(
         self, client: AsyncClient, due: dict[str, tuple[float, Any]]
@@ -296,7 +320,7 @@ class Feed:
                 self.estimates.pop(gen.id, None)
             elif gen.id not in due:  # the list found it; its own GET follows it from here
                 steps = intervals(self.poll_interval)
-                due[gen.id] = (self._clock() + next(steps), steps)
+                due[gen.id] = (self._now() + next(steps), steps)
         return changed, settled
 
     async def _refresh_one(self, client: AsyncClient, gen_id: str) -> bool:

@@ -30,6 +30,7 @@ HEAVY = (
 CLIENT_STARTUP = {
     "mediagen",
     "mediagen._version",
+    "mediagen._lazy",
     "mediagen.client",
     "mediagen.client._drivers",
     "mediagen.client._base",

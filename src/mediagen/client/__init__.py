@@ -12,9 +12,9 @@ imports under ``TYPE_CHECKING`` are what editors and type checkers read.
 
 from __future__ import annotations
 
-import sys
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
+
+from mediagen._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from mediagen.client._budget import Budget, SpendLimit, SpendLimitExceededError, budget
@@ -105,8 +105,6 @@ _HOMES = {
         "UploadTicket",
     ),
 }
-_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
-
 __all__ = [
     "APIConnectionError",
     "APIError",
@@ -152,12 +150,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOME_OF.get(name)
-    if home is not None:
-        return getattr(import_module(f"{__name__}.{home}"), name)
-    if name.startswith("_"):  # a submodule not loaded yet: the import system loads it
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def _deprecated(name: str) -> Any:
     from mediagen.client._errors import DEPRECATED_NAMES, deprecated_name
 
     if name in DEPRECATED_NAMES:
@@ -165,6 +158,8 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def __dir__() -> list[str]:
-    """The public names, loaded or not, beside what the package holds already."""
-    return sorted(set(__all__) | set(vars(sys.modules[__name__])))
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {name: f".{module}" for module, names in _HOMES.items() for name in names},
+    missing=_deprecated,
+)

@@ -8,9 +8,9 @@ client's first call.
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from mediagen._lazy import lazy_exports
 from mediagen.client._drivers import AsyncDriver, SyncDriver
 
 
@@ -83,16 +83,14 @@ if TYPE_CHECKING:
     GenerationList: TypeAlias = _resources.GenerationList[Client]
     AsyncGenerationList: TypeAlias = _resources.AsyncGenerationList[AsyncClient]
 else:
-    _BOUND = {
-        "Generation": "_models",
-        "GenerationOutput": "_models",
-        "BatchItem": "_batch",
-        "BatchResult": "_batch",
-        "GenerationList": "_resources",
-        "AsyncGenerationList": "_resources",
-    }
-
-    def __getattr__(name: str) -> Any:
-        if name in _BOUND:
-            return getattr(import_module(f"mediagen.client.{_BOUND[name]}"), name)
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "Generation": "mediagen.client._models",
+            "GenerationOutput": "mediagen.client._models",
+            "BatchItem": "mediagen.client._batch",
+            "BatchResult": "mediagen.client._batch",
+            "GenerationList": "mediagen.client._resources",
+            "AsyncGenerationList": "mediagen.client._resources",
+        },
+    )

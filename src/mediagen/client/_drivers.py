@@ -211,38 +211,28 @@ class SyncDriver(BaseClient):
     # --- running flows --------------------------------------------------------------------
 
     def _run(self, flow: Flow[_T]) -> _T:
-        value: Any = None
-        error: BaseException | None = None
-        while True:
+        from mediagen.client._effects import Steps
+
+        steps = Steps(flow)
+        for effect in steps:
             try:
-                effect = flow.throw(error) if error is not None else flow.send(value)
-            except StopIteration as stop:
-                return stop.value
-            value, error = None, None
-            try:
-                value = self._perform(effect)
+                steps.answer(self._perform(effect))
             except BaseException as exc:  # an interrupt too: the flow cleans up and explains
-                error = exc
+                steps.fail(exc)
+        return steps.result
 
     def _iterate(self, flow: Any) -> Iterator[Any]:
-        from mediagen.client._effects import Emit
+        from mediagen.client._effects import Emit, Steps
 
-        value: Any = None
-        error: BaseException | None = None
         try:
-            while True:
-                try:
-                    effect = flow.throw(error) if error is not None else flow.send(value)
-                except StopIteration:
-                    return
-                value, error = None, None
+            for effect in (steps := Steps(flow)):
                 if type(effect) is Emit:
                     yield effect.item
                     continue
                 try:
-                    value = self._perform(effect)
+                    steps.answer(self._perform(effect))
                 except BaseException as exc:
-                    error = exc
+                    steps.fail(exc)
         finally:
             flow.close()
 
@@ -274,25 +264,18 @@ class SyncDriver(BaseClient):
     # --- I/O: the retry loops are plans (``_transport``); these make single attempts --
 
     def _drive(self, plan: Plan[_T], attempt: Callable[[Attempts], Any]) -> _T:
-        from mediagen.client._transport import Wait
+        from mediagen.client._effects import Steps
+        from mediagen.client._transport import Wait, scrub_chain
 
-        reply: Any = None
-        error: Exception | None = None
-        while True:
-            try:
-                step = plan.throw(error) if error is not None else plan.send(reply)
-            except StopIteration as stop:
-                return stop.value
-            reply, error = None, None
+        for step in (steps := Steps(plan)):
             if isinstance(step, Wait):
                 self._sleep(step.seconds)
                 continue
             try:
-                reply = attempt(step.tries)
+                steps.answer(attempt(step.tries))
             except Exception as exc:  # the plan decides: retry, or the error to raise
-                from mediagen.client._transport import scrub_chain
-
-                error = scrub_chain(exc, self._secrets)  # no key on a request it holds
+                steps.fail(scrub_chain(exc, self._secrets))  # no key on a request it holds
+        return steps.result
 
     def _call(
         self, spec: RequestSpec, deadline: float | None = None, persistent: bool = False
@@ -520,38 +503,28 @@ class AsyncDriver(BaseClient):
     # --- running flows --------------------------------------------------------------------
 
     async def _run(self, flow: Flow[_T]) -> _T:
-        value: Any = None
-        error: BaseException | None = None
-        while True:
+        from mediagen.client._effects import Steps
+
+        steps = Steps(flow)
+        for effect in steps:
             try:
-                effect = flow.throw(error) if error is not None else flow.send(value)
-            except StopIteration as stop:
-                return stop.value
-            value, error = None, None
-            try:
-                value = await self._perform(effect)
+                steps.answer(await self._perform(effect))
             except BaseException as exc:  # an interrupt or a cancel too: the flow cleans up
-                error = exc
+                steps.fail(exc)
+        return steps.result
 
     async def _iterate(self, flow: Any) -> AsyncIterator[Any]:
-        from mediagen.client._effects import Emit
+        from mediagen.client._effects import Emit, Steps
 
-        value: Any = None
-        error: BaseException | None = None
         try:
-            while True:
-                try:
-                    effect = flow.throw(error) if error is not None else flow.send(value)
-                except StopIteration:
-                    return
-                value, error = None, None
+            for effect in (steps := Steps(flow)):
                 if type(effect) is Emit:
                     yield effect.item
                     continue
                 try:
-                    value = await self._perform(effect)
+                    steps.answer(await self._perform(effect))
                 except BaseException as exc:
-                    error = exc
+                    steps.fail(exc)
         finally:
             flow.close()
 
@@ -585,23 +558,18 @@ class AsyncDriver(BaseClient):
     # --- I/O: the retry loops are plans (``_transport``); these make single attempts --
 
     async def _drive(self, plan: Plan[_T], attempt: Callable[[Attempts], Awaitable[Any]]) -> _T:
+        from mediagen.client._effects import Steps
         from mediagen.client._transport import Wait, scrub_chain
 
-        reply: Any = None
-        error: Exception | None = None
-        while True:
-            try:
-                step = plan.throw(error) if error is not None else plan.send(reply)
-            except StopIteration as stop:
-                return stop.value
-            reply, error = None, None
+        for step in (steps := Steps(plan)):
             if isinstance(step, Wait):
                 await self._sleep(step.seconds)
                 continue
             try:
-                reply = await attempt(step.tries)
+                steps.answer(await attempt(step.tries))
             except Exception as exc:  # the plan decides: retry, or the error to raise
-                error = scrub_chain(exc, self._secrets)  # no key on a request it holds
+                steps.fail(scrub_chain(exc, self._secrets))  # no key on a request it holds
+        return steps.result
 
     async def _call(
         self, spec: RequestSpec, deadline: float | None = None, persistent: bool = False

@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from mediagen.client._requests import RequestSpec
 
@@ -106,6 +106,50 @@ _T = TypeVar("_T")
 
 #: an operation: yields effects, receives their results, returns a ``_T``
 Flow = Generator[Any, Any, _T]
+
+
+class Steps(Generic[_T]):
+    """The one loop that runs a generator of requests (a flow's effects, a retry plan's
+    steps): each request is handed out by iterating, its answer goes back by :meth:`answer`
+    or :meth:`fail`, and the generator's return value is :attr:`result` once iteration ends.
+
+    It is the whole of what the blocking and the asyncio drivers share in running a flow; a
+    driver's own loop is then only how it performs one request (called, or awaited)::
+
+        steps = Steps(flow)
+        for effect in steps:
+            try:
+                steps.answer(perform(effect))
+            except BaseException as exc:  # an interrupt too: the flow cleans up, explains
+                steps.fail(exc)
+        return steps.result
+    """
+
+    __slots__ = ("_error", "_gen", "_value", "result")
+
+    def __init__(self, gen: Generator[Any, Any, _T]) -> None:
+        self._gen = gen
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self.result: _T
+
+    def __iter__(self) -> Steps[_T]:
+        return self
+
+    def __next__(self) -> Any:
+        value, error = self._value, self._error
+        self._value, self._error = None, None
+        try:
+            return self._gen.throw(error) if error is not None else self._gen.send(value)
+        except StopIteration as stop:
+            self.result = stop.value
+            raise StopIteration from None
+
+    def answer(self, value: Any) -> None:
+        self._value = value
+
+    def fail(self, error: BaseException) -> None:
+        self._error = error
 
 
 # =================================================================================================
@@ -241,13 +285,8 @@ def within(flow: Flow[_T], timeout: float | None) -> Flow[_T]:
     if timeout < 0:
         raise ValueError(f"timeout must be >= 0 seconds, not {timeout!r}")
     deadline = (yield Now()) + timeout
-    value: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            effect = flow.throw(error) if error is not None else flow.send(value)
-        except StopIteration as stop:
-            return stop.value
+    steps = Steps(flow)
+    for effect in steps:
         kind = type(effect)
         if kind is Call or kind is Fetch or kind is Put:
             effect = dataclasses.replace(effect, deadline=earlier(deadline, effect.deadline))
@@ -255,6 +294,7 @@ def within(flow: Flow[_T], timeout: float | None) -> Flow[_T]:
             left = deadline - (yield Now())
             effect = Sleep(max(0.0, min(effect.seconds, left)))
         try:
-            value, error = (yield effect), None
+            steps.answer((yield effect))
         except BaseException as exc:  # the flow decides (a lost submit keeps its key)
-            value, error = None, exc
+            steps.fail(exc)
+    return steps.result

@@ -181,11 +181,10 @@ class ServerError(APIError):
     """5xx (``internal_error``): the service failed; retried automatically before raising."""
 
 
-class APIConnectionError(MediagenError):
-    """The service could not be reached (or the connection dropped) after all retries.
-
-    On a submit, ``idempotency_key`` names the attempt: the job may exist (see the message).
-    """
+class _NoAnswer(MediagenError):
+    """An error the service gave no readable answer for: the fields an ``APIError`` reads from
+    an answer (``status``, ``code``, ``details``, ``trace_id``) are there and empty, so one
+    ``except`` can report either kind alike. ``method`` and ``path`` name the endpoint."""
 
     idempotency_key: str | None = None
 
@@ -199,32 +198,31 @@ class APIConnectionError(MediagenError):
         self.details: list[dict[str, Any]] = []
         self.trace_id = None
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:  # picklable (keyword-only args)
+        return (_rebuild_plain, (type(self), self.args, dict(self.__dict__)))
+
+
+class APIConnectionError(_NoAnswer):
+    """The service could not be reached (or the connection dropped) after all retries.
+
+    On a submit, ``idempotency_key`` names the attempt: the job may exist (see the message).
+    """
+
 
 class APITimeoutError(APIConnectionError, TimeoutError):
     """The request timed out after all retries."""
 
 
-class UnexpectedResponseError(MediagenError):
+class UnexpectedResponseError(_NoAnswer):
     """A 2xx answer the client cannot act on: not an object, a required field of the spec
     missing, or a generation status the spec does not name. ``method`` and ``path`` name the
     endpoint; the message says what was wrong. Never retried: the service answered, but not
     as the spec says (a wrong base URL, a proxy, or a service out of step with the client).
     """
 
-    idempotency_key: str | None = None
-
     def __init__(self, message: str, *, method: str | None = None, path: str | None = None):
-        self.message = f"{method} {path}: {message}" if method and path else message
-        super().__init__(self.message)
-        self.method = method
-        self.path = path
-        self.status = None
-        self.code = None
-        self.details: list[dict[str, Any]] = []
-        self.trace_id = None
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:  # picklable (keyword-only args)
-        return (_rebuild_plain, (type(self), self.args, dict(self.__dict__)))
+        shown = f"{method} {path}: {message}" if method and path else message
+        super().__init__(shown, method=method, path=path)
 
 
 def _rebuild_plain(cls: type[Exception], args: tuple[Any, ...], state: dict[str, Any]) -> Any:

@@ -410,18 +410,19 @@ def check_generation(data: Any, method: str, path: str, what: str = "the answer"
 
 def check_generation_page(data: Any, method: str, path: str) -> Any:
     """A page of the list: an object whose items (if any) are each a Generation."""
-    found = _object(data, "the answer", method, path)
-    items = found.get(_wire.LIST_ITEMS)
-    if items is None:
-        raise UnexpectedResponseError(
-            f"the answer has no {_wire.LIST_ITEMS!r}", method=method, path=path
-        )
+    return _page(data, method, path, check_generation, "the page")
+
+
+def _page(data: Any, method: str, path: str, check: Callable[..., Any], page: str) -> Any:
+    """A list's page: an object whose items are a list, each item passing ``check``."""
+    items = _object(data, "the answer", method, path).get(_wire.LIST_ITEMS)
     if not isinstance(items, list):
+        problem = "has no" if items is None else "has something other than a list as"
         raise UnexpectedResponseError(
-            f"the answer's {_wire.LIST_ITEMS!r} is not a list", method=method, path=path
+            f"the answer {problem} {_wire.LIST_ITEMS!r}", method=method, path=path
         )
     for index, item in enumerate(items):
-        check_generation(item, method, path, what=f"item {index} of the page")
+        check(item, method, path, what=f"item {index} of {page}")
     return data
 
 
@@ -457,15 +458,8 @@ def check_model(data: Any, method: str, path: str, what: str = "the answer") -> 
 
 
 def check_model_page(data: Any, method: str, path: str) -> Any:
-    found = _object(data, "the answer", method, path)
-    items = found.get(_wire.LIST_ITEMS)
-    if not isinstance(items, list):
-        raise UnexpectedResponseError(
-            f"the answer has no {_wire.LIST_ITEMS!r} list", method=method, path=path
-        )
-    for index, item in enumerate(items):
-        check_model(item, method, path, what=f"item {index} of the list")
-    return data
+    """The catalog: an object whose items are each a model."""
+    return _page(data, method, path, check_model, "the list")
 
 
 def check_upload_ticket(data: Any, method: str, path: str) -> Any:

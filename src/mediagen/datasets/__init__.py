@@ -10,8 +10,9 @@ subset of a plan's rows). Importing this package loads no pandas; its functions 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from mediagen._lazy import lazy_exports
 from mediagen.datasets._col import col
 from mediagen.datasets._keys import row_key
 from mediagen.datasets._schema import RESULT_COLUMNS
@@ -33,19 +34,14 @@ __all__ = [
     "run_rows",
 ]
 
-_LAZY = {
-    "Plan": "mediagen.datasets._plan",
-    "plan": "mediagen.datasets._plan",
-    "generate": "mediagen.datasets._plan",
-    "PlanError": "mediagen.datasets._fields",
-    "PlanSpec": "mediagen.datasets._fields",
-    "run_rows": "mediagen.datasets._rows",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "Plan": "._plan",
+        "plan": "._plan",
+        "generate": "._plan",
+        "PlanError": "._fields",
+        "PlanSpec": "._fields",
+        "run_rows": "._rows",
+    },
+)

@@ -12,9 +12,9 @@ Main entry points::
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
+from mediagen._lazy import lazy_exports
 from mediagen.client import _hooks
 
 # public name -> submodule that defines it (loaded on first attribute access)
@@ -224,15 +224,4 @@ def _table(client: Client, *, store: bool, sync: bool, rebuild: bool, **options:
 _hooks.set_history_builder(_table)
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _EXPORTS.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'mediagen.history' has no attribute {name!r}")
-    module = importlib.import_module(f"{__name__}.{module_name}")
-    value = getattr(module, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, {n: f".{m}" for n, m in _EXPORTS.items()})

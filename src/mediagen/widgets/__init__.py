@@ -6,10 +6,8 @@ Each widget is usable alone; :func:`studio` composes them. Imported lazily by at
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from mediagen._extras import require
+from mediagen._lazy import lazy_exports
 
 _EXPORTS = {
     "Compare": "mediagen.widgets._compare",
@@ -30,15 +28,6 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mediagen.widgets' has no attribute {name!r}")
-    require("notebook", f"mediagen.widgets.{name}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(
+    __name__, _EXPORTS, before=lambda name: require("notebook", f"mediagen.widgets.{name}")
+)

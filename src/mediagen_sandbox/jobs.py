@@ -50,8 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from .children import process_pool, stop_pool
-from .db import assets, ledger
-from .db import generations as rows
+from .db import assets, generations as rows, ledger
 from .db.store import Store
 from .media.spec import OutputSpec, RenderedOutput, media_seconds
 from .units import iso, utcnow

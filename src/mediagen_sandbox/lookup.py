@@ -15,8 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .catalog import ASSET_PLACEHOLDER_PREFIX, GENERATION_PLACEHOLDER, AssetRef, SourceGeneration
-from .db import assets as asset_rows
-from .db import generations as generation_rows
+from .db import assets as asset_rows, generations as generation_rows
 from .db.store import Store
 from .media import extension_for, probe, render
 from .media.spec import OutputSpec

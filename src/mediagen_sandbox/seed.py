@@ -19,8 +19,7 @@ from datetime import timedelta
 
 from . import catalog
 from .context import SandboxContext
-from .db import assets, ledger
-from .db import generations as generation_rows
+from .db import assets, generations as generation_rows, ledger
 from .jobs import Job, OutputSlot, asset_path
 from .media import extension_for, render
 from .media.spec import OutputSpec

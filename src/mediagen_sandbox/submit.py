@@ -28,8 +28,7 @@ from typing import Any
 
 from . import catalog, faults
 from .context import SandboxContext
-from .db import accounts, idempotency, ledger
-from .db import generations as generation_rows
+from .db import accounts, generations as generation_rows, idempotency, ledger
 from .db.accounts import Caller
 from .errors import conflict, field_error, forbidden, payment_required, validation_error
 from .generations import generation_json

@@ -17,8 +17,7 @@ import string
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import mediagen
 from mediagen.pricing._local_price import local_price

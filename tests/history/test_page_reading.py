@@ -15,8 +15,7 @@ import httpx
 import pandas as pd
 import pytest
 from history_factory import FakeListEndpoint, generation
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from mediagen.client._transport import _answer
 from mediagen.history import frame_from_generations, generations_frame

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from mediagen_sandbox.media import OutputSpec, extension_for, render
-from mediagen_sandbox.media import speech as speech_module
+from mediagen_sandbox.media import OutputSpec, extension_for, render, speech as speech_module
 
 
 def _render(tmp_path, spec: OutputSpec, name: str = "out"):

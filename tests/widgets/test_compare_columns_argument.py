@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 import mediagen
-from mediagen.widgets import Compare
-from mediagen.widgets import compare as widgets_compare
+from mediagen.widgets import Compare, compare as widgets_compare
 
 PROMPTS = ["a kite", "a lantern"]
 COLUMNS = ["pixel-1", {"model": "pixel-pro", "quality": "high"}]

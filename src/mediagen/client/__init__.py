@@ -17,50 +17,55 @@ from typing import TYPE_CHECKING, Any
 from mediagen._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from mediagen.client._budget import Budget, SpendLimit, SpendLimitExceededError, budget
-    from mediagen.client._clients import (
-        AsyncClient,
-        BatchItem,
-        BatchResult,
-        Client,
-        Generation,
-        GenerationOutput,
+    from mediagen.client._budget import (
+        Budget as Budget,
+        SpendLimit as SpendLimit,
+        SpendLimitExceededError as SpendLimitExceededError,
+        budget as budget,
     )
-    from mediagen.client._config import MissingAPIKeyError
+    from mediagen.client._clients import (
+        AsyncClient as AsyncClient,
+        BatchItem as BatchItem,
+        BatchResult as BatchResult,
+        Client as Client,
+        Generation as Generation,
+        GenerationOutput as GenerationOutput,
+    )
+    from mediagen.client._config import MissingAPIKeyError as MissingAPIKeyError
     from mediagen.client._errors import (
-        APIConnectionError,
-        APIError,
-        APITimeoutError,
-        AuthenticationError,
-        BadRequestError,
-        BudgetExceededError,
-        ConflictError,
-        GenerationFailedError,
-        Interrupted,
-        LocalValidationError,
-        MediagenError,
-        NotFoundError,
-        PaymentRequiredError,
-        PermissionDeniedError,
-        RateLimitError,
-        ServerError,
-        SubmitInterrupted,
-        UnexpectedResponseError,
-        UnknownFieldError,
-        ValidationError,
-        WaitInterrupted,
-        WaitTimeoutError,
+        APIConnectionError as APIConnectionError,
+        APIError as APIError,
+        APITimeoutError as APITimeoutError,
+        AuthenticationError as AuthenticationError,
+        BadRequestError as BadRequestError,
+        BudgetExceededError as BudgetExceededError,
+        ConflictError as ConflictError,
+        GenerationFailedError as GenerationFailedError,
+        Interrupted as Interrupted,
+        LocalValidationError as LocalValidationError,
+        MediagenError as MediagenError,
+        NotFoundError as NotFoundError,
+        PaymentRequiredError as PaymentRequiredError,
+        PermissionDeniedError as PermissionDeniedError,
+        RateLimitError as RateLimitError,
+        ServerError as ServerError,
+        SubmitInterrupted as SubmitInterrupted,
+        UnexpectedResponseError as UnexpectedResponseError,
+        UnknownFieldError as UnknownFieldError,
+        ValidationError as ValidationError,
+        WaitInterrupted as WaitInterrupted,
+        WaitTimeoutError as WaitTimeoutError,
     )
     from mediagen.client._models import (
-        Asset,
-        Credits,
-        Estimate,
-        GenerationErrorInfo,
-        MemberLimit,
-        ModelInfo,
-        UploadTicket,
+        Asset as Asset,
+        Credits as Credits,
+        Estimate as Estimate,
+        GenerationErrorInfo as GenerationErrorInfo,
+        MemberLimit as MemberLimit,
+        ModelInfo as ModelInfo,
+        UploadTicket as UploadTicket,
     )
-    from mediagen.client._transport import DownloadError
+    from mediagen.client._transport import DownloadError as DownloadError
 
 #: the module of this package that defines each public name
 _HOMES = {
@@ -105,49 +110,8 @@ _HOMES = {
         "UploadTicket",
     ),
 }
-__all__ = [
-    "APIConnectionError",
-    "APIError",
-    "APITimeoutError",
-    "Asset",
-    "AsyncClient",
-    "AuthenticationError",
-    "BadRequestError",
-    "BatchItem",
-    "BatchResult",
-    "Budget",
-    "BudgetExceededError",
-    "Client",
-    "ConflictError",
-    "Credits",
-    "DownloadError",
-    "Estimate",
-    "Generation",
-    "GenerationErrorInfo",
-    "GenerationFailedError",
-    "GenerationOutput",
-    "Interrupted",
-    "LocalValidationError",
-    "MediagenError",
-    "MemberLimit",
-    "MissingAPIKeyError",
-    "ModelInfo",
-    "NotFoundError",
-    "PaymentRequiredError",
-    "PermissionDeniedError",
-    "RateLimitError",
-    "ServerError",
-    "SpendLimit",
-    "SpendLimitExceededError",
-    "SubmitInterrupted",
-    "UnexpectedResponseError",
-    "UnknownFieldError",
-    "UploadTicket",
-    "ValidationError",
-    "WaitInterrupted",
-    "WaitTimeoutError",
-    "budget",
-]
+#: every public name, from the table above (the imports above are what type checkers read)
+__all__ = sorted(name for names in _HOMES.values() for name in names)
 
 
 def _deprecated(name: str) -> Any:

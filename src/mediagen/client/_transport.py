@@ -464,6 +464,40 @@ def _answer(status: int, content: bytes, decode: Callable[[bytes], Any] | None =
 
 def fetch_plan(client: ClientCore, url: str, deadline: float | None = None) -> Plan[Fetched]:
     """A download of a file URL (redirects followed by the attempt), retried per the policy."""
+    return _file_plan(client, "GET", url, deadline, _fetched)
+
+
+def put_plan(client: ClientCore, url: str, deadline: float | None = None) -> Plan[Any]:
+    """An upload of bytes to a signed URL, retried per the policy; the decoded JSON. With a
+    ``deadline``, each attempt's timeout and each pause are cut to the time left."""
+    return _file_plan(client, "PUT", url, deadline, _put)
+
+
+#: what a transfer's ``outcome`` says of an answer to retry (an error status)
+_AGAIN: Any = object()
+
+
+def _fetched(got: Any, tries: Attempts) -> Any:
+    return got if isinstance(got, Fetched) else _AGAIN
+
+
+def _put(response: Any, tries: Attempts) -> Any:
+    if response.status_code < 300:
+        return decode_json(response.content)
+    if response.status_code == 409 and tries.count > 0:
+        return {"status": "ready"}  # an earlier attempt delivered the bytes
+    return _AGAIN
+
+
+def _file_plan(
+    client: ClientCore,
+    method: str,
+    url: str,
+    deadline: float | None,
+    outcome: Callable[[Any, Attempts], Any],
+) -> Plan[Any]:
+    """A transfer to or from a file URL (outside ``/v1``), retried per the policy until
+    ``outcome(answer, tries)`` is not ``_AGAIN``; each pause cut to the deadline."""
     where, start = file_url_path(url), client._clock()
     tries = Attempts(client._policy, client._clock, deadline)
     try:
@@ -471,36 +505,16 @@ def fetch_plan(client: ClientCore, url: str, deadline: float | None = None) -> P
             try:
                 got = yield Send(tries)
             except httpx.TooManyRedirects:
-                raise DownloadError(f"GET {where} redirects without end; not saved") from None
+                raise DownloadError(f"{method} {where} redirects without end; not saved") from None
             except httpx.TransportError as exc:
-                yield Wait(_file_transport_delay(client, tries, exc, "GET", where))
+                yield Wait(_file_transport_delay(client, tries, exc, method, where))
                 continue
-            if isinstance(got, Fetched):
-                return got
-            yield Wait(_file_error_delay(client, tries, got, "GET", where))
+            done = outcome(got, tries)
+            if done is not _AGAIN:
+                return done
+            yield Wait(_file_error_delay(client, tries, got, method, where))
     except DeadlinePassed:
-        raise deadline_error("GET", where, _had(deadline, start)) from None
-
-
-def put_plan(client: ClientCore, url: str, deadline: float | None = None) -> Plan[Any]:
-    """An upload of bytes to a signed URL, retried per the policy; the decoded JSON. With a
-    ``deadline``, each attempt's timeout and each pause are cut to the time left."""
-    where, start = file_url_path(url), client._clock()
-    tries = Attempts(client._policy, client._clock, deadline)
-    try:
-        while True:
-            try:
-                response = yield Send(tries)
-            except httpx.TransportError as exc:
-                yield Wait(_file_transport_delay(client, tries, exc, "PUT", where))
-                continue
-            if response.status_code < 300:
-                return decode_json(response.content)
-            if response.status_code == 409 and tries.count > 0:
-                return {"status": "ready"}  # an earlier attempt delivered the bytes
-            yield Wait(_file_error_delay(client, tries, response, "PUT", where))
-    except DeadlinePassed:
-        raise deadline_error("PUT", where, _had(deadline, start)) from None
+        raise deadline_error(method, where, _had(deadline, start)) from None
 
 
 def _had(deadline: float | None, start: float) -> float | None:

@@ -68,35 +68,17 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them; loaded on 
     from mediagen.client import AsyncClient, Client
     from mediagen.history._forecast import (
         BatchForecast as BatchForecast,
-    )
-    from mediagen.history._forecast import (
         expected_seconds as expected_seconds,
-    )
-    from mediagen.history._forecast import (
         forecast as forecast,
-    )
-    from mediagen.history._forecast import (
         forecast_batch as forecast_batch,
-    )
-    from mediagen.history._forecast import (
         request_note as request_note,
     )
     from mediagen.history._frame import (
         concat_history as concat_history,
-    )
-    from mediagen.history._frame import (
         frame_from_generations as frame_from_generations,
-    )
-    from mediagen.history._frame import (
         frame_from_pages as frame_from_pages,
-    )
-    from mediagen.history._frame import (
         generations_frame as generations_frame,
-    )
-    from mediagen.history._frame import (
         join_journal as join_journal,
-    )
-    from mediagen.history._frame import (
         update_frame as update_frame,
     )
     from mediagen.history._journal_join import (
@@ -107,92 +89,42 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them; loaded on 
     )
     from mediagen.history._schema import (
         HISTORY_COLUMNS as HISTORY_COLUMNS,
-    )
-    from mediagen.history._schema import (
         apply_history_dtypes as apply_history_dtypes,
     )
     from mediagen.history._store import (
         HistoryStore as HistoryStore,
-    )
-    from mediagen.history._store import (
         SyncResult as SyncResult,
-    )
-    from mediagen.history._store import (
         export_team as export_team,
-    )
-    from mediagen.history._store import (
         read_team as read_team,
-    )
-    from mediagen.history._store import (
         sql as sql,
-    )
-    from mediagen.history._store import (
         store_for as store_for,
-    )
-    from mediagen.history._store import (
         stored_frame as stored_frame,
     )
     from mediagen.history.export import (
         read_history_csv as read_history_csv,
-    )
-    from mediagen.history.export import (
         read_history_parquet as read_history_parquet,
-    )
-    from mediagen.history.export import (
         to_csv as to_csv,
-    )
-    from mediagen.history.export import (
         to_parquet as to_parquet,
     )
     from mediagen.history.plots import (
         plot_latency as plot_latency,
-    )
-    from mediagen.history.plots import (
         plot_spend_by_model as plot_spend_by_model,
-    )
-    from mediagen.history.plots import (
         plot_spend_over_time as plot_spend_over_time,
     )
     from mediagen.history.spend import (
         charged as charged,
-    )
-    from mediagen.history.spend import (
         cost_per_output as cost_per_output,
-    )
-    from mediagen.history.spend import (
         cumulative_spend as cumulative_spend,
-    )
-    from mediagen.history.spend import (
         cycle_start as cycle_start,
-    )
-    from mediagen.history.spend import (
         estimate_vs_charge as estimate_vs_charge,
-    )
-    from mediagen.history.spend import (
         failures_by_code as failures_by_code,
-    )
-    from mediagen.history.spend import (
         failures_by_model as failures_by_model,
-    )
-    from mediagen.history.spend import (
         headline as headline,
-    )
-    from mediagen.history.spend import (
         spend_by as spend_by,
-    )
-    from mediagen.history.spend import (
         spend_by_model as spend_by_model,
-    )
-    from mediagen.history.spend import (
         spend_by_period as spend_by_period,
-    )
-    from mediagen.history.spend import (
         spend_by_status as spend_by_status,
-    )
-    from mediagen.history.spend import (
         spend_by_type as spend_by_type,
-    )
-    from mediagen.history.spend import (
         total_credits as total_credits,
     )
 

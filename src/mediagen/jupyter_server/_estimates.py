@@ -41,8 +41,12 @@ async def estimate_of(client: AsyncClient, gen: Any) -> float | None:
     the catalog, the plan no longer allowed it, the fields refused). A refusal is an answer
     kept like a quote; a 429, a server error or the network is raised, for the poller to wait
     out and ask again."""
-    from mediagen.client import BadRequestError, NotFoundError, PermissionDeniedError
-    from mediagen.client import ValidationError as Refused
+    from mediagen.client import (
+        BadRequestError,
+        NotFoundError,
+        PermissionDeniedError,
+        ValidationError as Refused,
+    )
 
     if not gen.model:
         return None

@@ -14,8 +14,7 @@ from IPython.display import display
 from traitlets import Bool, Dict, Float, Unicode
 
 from mediagen.client import Client
-from mediagen.magics import _commands, _generate
-from mediagen.magics import _settings as settings
+from mediagen.magics import _commands, _generate, _settings as settings
 from mediagen.magics._cell_line import MagicUsageError
 from mediagen.magics._display import Notice, api_error_text
 

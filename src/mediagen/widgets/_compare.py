@@ -34,8 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import traitlets
 
-from mediagen.client import Budget, Client
-from mediagen.client import budget as budget_scope
+from mediagen.client import Budget, Client, budget as budget_scope
 from mediagen.client._submit import new_idempotency_key
 from mediagen.display import _html
 from mediagen.display._html import plural

@@ -22,8 +22,7 @@ from typing import Any
 import traitlets
 from anywidget.experimental import command
 
-from mediagen.widgets import _form_spec as spec
-from mediagen.widgets import _tasks
+from mediagen.widgets import _form_spec as spec, _tasks
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._media import media_kind
 from mediagen.widgets._snapshot import StaticFallback

@@ -15,8 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .. import catalog, limits
 from ..asgi import DROP_SCOPE_KEY
 from ..context import SandboxContext
-from ..db import accounts
-from ..db import generations as rows
+from ..db import accounts, generations as rows
 from ..db.accounts import Caller
 from ..db.ledger import member_used
 from ..errors import error_responses, field_error, not_found, validation_error

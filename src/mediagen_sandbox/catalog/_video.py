@@ -7,8 +7,14 @@ from __future__ import annotations
 import uuid
 
 from ..media.spec import OutputSpec
-from ._model import ASSET_PLACEHOLDER_PREFIX as ASSET
-from ._model import GENERATION_PLACEHOLDER, Ctx, ModelDef, build_entry, mode
+from ._model import (
+    ASSET_PLACEHOLDER_PREFIX as ASSET,
+    GENERATION_PLACEHOLDER,
+    Ctx,
+    ModelDef,
+    build_entry,
+    mode,
+)
 from ._outputs import aspect_dims, caption, even, fit_even, seed_of
 from ._types import detail
 

@@ -80,7 +80,7 @@ nitpick_ignore_regex = [
      # internal types named bare in a signature (the journal, the catalog's rules, a row hook,
      # a history's page source, a generation or its JSON in the gallery, a widget's callbacks,
      # a client's executor, what a flow reads of its client)
-     r"Journal|Catalog|OnRow|MediaItem|Page|PageSource|Shown|Submitted|Finished|Executor|"
+     r"Journal|Catalog|OnRow|MediaItem|Page|PageSource|Shown|Submitted|Finished|Executor|AsyncExecutor|"
      r"ClientCore)"),
     # a generic spelled in a string annotation, cut at its comma by the signature parser
     ("py:.*", r"'?\w+\[.*"),

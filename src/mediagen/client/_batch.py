@@ -20,16 +20,19 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from mediagen.client import _submit
 from mediagen.client._budget import Budget, active_budgets, refuse_over
 from mediagen.client._effects import ClientCore, Flow, Invoke
 from mediagen.client._errors import LocalValidationError, MediagenError
 from mediagen.client._models import ClientT, Estimate, Generation, ModelInfo
+
+if TYPE_CHECKING:
+    import asyncio
 
 _T = TypeVar("_T")
 
@@ -40,9 +43,10 @@ class Executor:
 
     At most ``concurrency`` calls run at a time, each on a worker thread in a copy of the
     caller's context, so ``with mediagen.budget(...)`` and the progress display hold there
-    too. Leaving it (normally, on an error or on Ctrl-C) cancels what has not started and
-    waits for what has: a submit under way ends as every submit does (answered, or journaled
-    unanswered and recoverable by its key), and nothing not yet sent is sent later.
+    too. Leaving it normally waits for every call; leaving it on an error or on Ctrl-C
+    cancels what has not started and waits for what has: a submit under way ends as every
+    submit does (answered, or journaled unanswered and recoverable by its key), and nothing
+    not yet sent is sent later.
     """
 
     def __init__(self, concurrency: int) -> None:
@@ -55,9 +59,10 @@ class Executor:
         """``fn(*args, **kwargs)`` on a worker thread, in a copy of this thread's context."""
         return self._pool.submit(contextvars.copy_context().run, fn, *args, **kwargs)
 
-    def close(self) -> None:
-        """Cancel what has not started; wait for what has."""
-        self._pool.shutdown(wait=True, cancel_futures=True)
+    def close(self, *, cancel: bool = False) -> None:
+        """Wait for every call (``cancel=True``: only for those under way; the rest are
+        cancelled)."""
+        self._pool.shutdown(wait=True, cancel_futures=cancel)
 
     def __enter__(self) -> Executor:
         return self
@@ -68,10 +73,86 @@ class Executor:
         error: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
-        self.close()
+        self.close(cancel=kind is not None)
 
     def __repr__(self) -> str:
         return f"Executor(concurrency={self.concurrency})"
+
+
+class AsyncExecutor:
+    """The asyncio twin of :class:`Executor`, the one way an ``AsyncClient`` runs many calls
+    at once: its batches and the compare grid's cells go through one of these
+    (``aclient.executor()``).
+
+    At most ``concurrency`` calls run at a time, each as a task of the running loop (a task
+    runs in a copy of the caller's context, so ``with mediagen.budget(...)`` holds there).
+    Leaving ``async with`` normally waits for every call; leaving it on an error or when the
+    caller is cancelled cancels the calls still waiting for their turn and waits for those
+    under way: a submit already sent ends as every submit does (answered, or journaled
+    unanswered and recoverable by its key), and nothing not yet sent is sent later. The slots
+    belong to the loop of the first call.
+    """
+
+    def __init__(self, concurrency: int) -> None:
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+            raise ValueError(f"concurrency must be a whole number >= 1, not {concurrency!r}")
+        self.concurrency = concurrency
+        self._slots: asyncio.Semaphore | None = None
+        self._waiting: set[asyncio.Task[Any]] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def submit(
+        self, fn: Callable[..., Awaitable[_T]], /, *args: Any, **kwargs: Any
+    ) -> asyncio.Task[_T]:
+        """A task of the running loop that awaits ``fn(*args, **kwargs)`` in its turn."""
+        import asyncio
+
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.concurrency)
+        task = asyncio.get_running_loop().create_task(self._in_turn(fn, args, kwargs))
+        self._waiting.add(task)
+        self._tasks.add(task)
+        task.add_done_callback(self._forget)
+        return task
+
+    async def _in_turn(self, fn: Callable[..., Awaitable[_T]], args: Any, kwargs: Any) -> _T:
+        import asyncio
+
+        assert self._slots is not None
+        async with self._slots:
+            task = asyncio.current_task()
+            if task is not None:
+                self._waiting.discard(task)
+            return await fn(*args, **kwargs)
+
+    def _forget(self, task: asyncio.Task[Any]) -> None:
+        self._waiting.discard(task)
+        self._tasks.discard(task)
+
+    async def aclose(self, *, cancel: bool = False) -> None:
+        """Wait for every call (``cancel=True``: only for those under way; the calls still
+        waiting for their turn are cancelled)."""
+        import asyncio
+
+        if cancel:
+            for task in list(self._waiting):
+                task.cancel()
+        while self._tasks:
+            await asyncio.wait(list(self._tasks))
+
+    async def __aenter__(self) -> AsyncExecutor:
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        await self.aclose(cancel=kind is not None)
+
+    def __repr__(self) -> str:
+        return f"AsyncExecutor(concurrency={self.concurrency})"
 
 
 @dataclasses.dataclass(eq=False)

@@ -24,7 +24,7 @@ from mediagen.client._requests import Attempts, DeadlinePassed
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-    from mediagen.client._batch import BatchItem, BatchResult, Executor
+    from mediagen.client._batch import AsyncExecutor, BatchItem, BatchResult, Executor
     from mediagen.client._effects import Fetched, Flow, Put
     from mediagen.client._models import Generation
     from mediagen.client._requests import Attempts, RequestSpec
@@ -202,8 +202,9 @@ class SyncDriver(BaseClient):
         """Run many calls of this client at once, at most ``concurrency`` at a time: the
         executor its batches and table runs use. ``with client.executor(8) as pool:
         futures = [pool.submit(client.images.create, **r) for r in requests]``; each call runs
-        in a copy of the caller's context (an active ``mediagen.budget`` holds), and leaving
-        the block (Ctrl-C included) cancels what has not started."""
+        in a copy of the caller's context (an active ``mediagen.budget`` holds); leaving the
+        block waits for every call, or on an error (Ctrl-C included) cancels what has not
+        started."""
         from mediagen.client._batch import Executor
 
         return Executor(concurrency)
@@ -484,21 +485,34 @@ class AsyncDriver(BaseClient):
         """As ``Client.submit_batch``: quote all, then at most ``concurrency`` submits at once."""
         import asyncio
 
-        from mediagen.client import _batch
+        from mediagen.client import _batch, _hooks
 
         result = await self._run(
             self._batch_prepare(
                 requests, kind, concurrency, show_estimate, on_estimate, max_credits
             )
         )
-        gate = asyncio.Semaphore(concurrency)
-
-        async def one(item: BatchItem[Any]) -> None:
-            async with gate:
-                await self._run(_batch.submit_item(self, item))
-
-        await asyncio.gather(*(one(item) for item in _batch.runnable(result)))
+        todo = _batch.runnable(result)
+        if todo:
+            shown = _hooks.progress(f"Submitting {len(todo)} requests", "request", len(todo))
+            with shown as bar:
+                async with self.executor(min(concurrency, len(todo))) as pool:
+                    tasks = [pool.submit(self._run, _batch.submit_item(self, i)) for i in todo]
+                    for done in asyncio.as_completed(tasks):
+                        await done
+                        if bar is not None:
+                            bar.advance()
         return result
+
+    def executor(self, concurrency: int = DEFAULT_CONCURRENCY) -> AsyncExecutor:
+        """Run many calls of this client at once, at most ``concurrency`` at a time: the
+        executor its batches and the compare grid use. ``async with aclient.executor(8) as
+        pool: tasks = [pool.submit(aclient.images.create, **r) for r in requests]``; leaving
+        the block waits for every call, or on an error (a cancel included) cancels what has
+        not started."""
+        from mediagen.client._batch import AsyncExecutor
+
+        return AsyncExecutor(concurrency)
 
     # --- running flows --------------------------------------------------------------------
 

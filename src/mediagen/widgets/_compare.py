@@ -50,6 +50,7 @@ from mediagen.widgets._snapshot import StaticFallback
 
 if TYPE_CHECKING:
     from mediagen.client import AsyncClient, Estimate, Generation
+    from mediagen.client._batch import AsyncExecutor
 
 #: Cell states, in the order a cell goes through them.
 PRICED, QUEUED, SUBMITTING, PENDING, COMPLETED, FAILED, INVALID = (
@@ -112,7 +113,9 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         }
         for saved in restore or []:
             _compare_store.restore_cell(self, saved)
-        self._slots: dict[int, asyncio.Semaphore] = {}
+        #: the executor of each loop the grid's cells run on (a click and a cell may run on
+        #: different ones), so ``concurrency`` holds across runs, reruns and added columns
+        self._pools: dict[int, AsyncExecutor] = {}
         self.prompts = list(self.plan.prompts)
         self.columns = [column.describe() for column in self.plan.columns]
         self._publish()
@@ -138,17 +141,17 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         """Ask the service's price of each distinct request among ``positions`` once."""
         self.phase = "estimating"
         distinct = {request_key(self.plan.requests[p]): self.plan.requests[p] for p in positions}
-        slots = asyncio.Semaphore(self.concurrency)
+        client = on_loop(self.client)
 
         async def quote(body: dict[str, Any]) -> Estimate | BaseException:
-            async with slots:
-                try:
-                    return await on_loop(self.client).models.estimate_request(body)
-                except Exception as exc:
-                    return exc
+            try:
+                return await client.models.estimate_request(body)
+            except Exception as exc:
+                return exc
 
         keys = list(distinct)
-        quotes = await asyncio.gather(*(quote(distinct[k]) for k in keys))
+        async with client.executor(self.concurrency) as pool:
+            quotes = await asyncio.gather(*(pool.submit(quote, distinct[k]) for k in keys))
         answers = dict(zip(keys, quotes, strict=True))
         for position in positions:
             answer = answers[request_key(self.plan.requests[position])]
@@ -285,34 +288,34 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
         return positions
 
     async def _run_cells(self, positions: list[tuple[int, int]]) -> None:
-        await asyncio.gather(*(self._run_cell(*p) for p in positions))
+        loop_id = id(asyncio.get_running_loop())
+        if loop_id not in self._pools:
+            self._pools[loop_id] = on_loop(self.client).executor(self.concurrency)
+        pool = self._pools[loop_id]
+        await asyncio.gather(*(pool.submit(self._run_cell, *p) for p in positions))
         if not any(c["status"] in RUNNING for c in self._cells.values()):
             self.phase = "done" if not self.runnable else "ready"
 
     async def _run_cell(self, row: int, col: int) -> None:
-        # a semaphore belongs to one loop; a click and a cell may run on different ones
-        slots = self._slots.setdefault(
-            id(asyncio.get_running_loop()), asyncio.Semaphore(self.concurrency)
-        )
+        """One cell, in its turn of the grid's executor: submit, wait, keep its media."""
         body = self.plan.requests[(row, col)]
         kind = self.catalogs[body["model"]].type or "image"
-        async with slots:
-            self._set(row, col, status=SUBMITTING)
-            started = time.monotonic()
-            try:
-                client = on_loop(self.client)
-                with self._budget():
-                    generation = await client.resource(kind).create(
-                        **{**body, "idempotency_key": self._key(row, col)}
-                    )
-                self.generations[(row, col)] = generation
-                self._set(row, col, status=PENDING, generation_id=generation.id)
-                generation = await client.generations.wait(generation)
-                self.generations[(row, col)] = generation
-                items = await self._items(generation)
-            except Exception as exc:
-                self._set(row, col, status=FAILED, items=[], **_error_of(exc))
-                return
+        self._set(row, col, status=SUBMITTING)
+        started = time.monotonic()
+        try:
+            client = on_loop(self.client)
+            with self._budget():
+                generation = await client.resource(kind).create(
+                    **{**body, "idempotency_key": self._key(row, col)}
+                )
+            self.generations[(row, col)] = generation
+            self._set(row, col, status=PENDING, generation_id=generation.id)
+            generation = await client.generations.wait(generation)
+            self.generations[(row, col)] = generation
+            items = await self._items(generation)
+        except Exception as exc:
+            self._set(row, col, status=FAILED, items=[], **_error_of(exc))
+            return
         error = generation.error
         self._set(
             row,

@@ -113,38 +113,82 @@ def gets_of(feed: Feed, generation_id: str) -> list[float]:
     return [t for t, _, p, _ in feed.request_log if p == f"/v1/generations/{generation_id}"]
 
 
-def test_a_running_job_is_polled_every_2_s_backing_off_to_5_s(sandbox, keyed):
+def lists_of(feed: Feed) -> list[tuple[float, str]]:
+    """(time, query) of each read of the list endpoint but today's spend's."""
+    return [(t, q) for t, q in _list_reads(feed) if not _midnight(q)]
+
+
+def test_running_jobs_are_followed_together_every_2_s_backing_off_to_5_s(sandbox, keyed):
+    """Three running jobs cost one request of the list endpoint a round, not three GETs: the
+    key's rate limit is shared with the kernels and table runs that use it."""
     client = Client(api_key=keyed.api_key, base_url=sandbox.base_url, journal=False)
-    gen = client.images.create(model="pixel-pro", prompt="a slow kite [[slow:4]]", quality="low")
+    gens = [
+        client.images.create(model="pixel-pro", prompt=f"a slow kite {n} [[slow:4]]", quality="low")
+        for n in range(3)
+    ]
 
     async def main() -> Feed:
-        # listed once (found), then followed by its own GETs only
-        feed = make_feed(sandbox, keyed, list_interval=600.0)
+        feed = make_feed(sandbox, keyed, list_interval=600.0, spend_interval=3600.0)
         feed.subscribe("page")
         deadline = time.monotonic() + 40
-        while feed.generations.get(gen.id) is None or feed.generations[gen.id].status == "pending":
-            assert time.monotonic() < deadline, "the job never settled in the feed"
+        while any(
+            feed.generations.get(g.id) is None or feed.generations[g.id].status == "pending"
+            for g in gens
+        ):
+            assert time.monotonic() < deadline, "the jobs never settled in the feed"
             feed.subscribe("page")
             await advance(feed, 0.2)
-            if len(gets_of(feed, gen.id)) >= 4:
-                # the back-off has had its steps (as fast as the sandbox answers); the job's
+            if len(lists_of(feed)) >= 5:
+                # the back-off has had its steps (as fast as the sandbox answers); the jobs'
                 # 4 real seconds are waited out at ten times real speed
                 await asyncio.sleep(0.02)
         await feed.stop()
         return feed
 
     feed = asyncio.run(main())
-    (listed,) = [
-        t for t, _, p, q in feed.request_log if p == "/v1/generations" and "created_after" not in q
-    ]  # found it
-    polls = [listed, *gets_of(feed, gen.id)]
-    gaps = [b - a for a, b in itertools.pairwise(polls)]
+    assert all(feed.generations[g.id].status == "completed" for g in gens)
+    assert not any(gets_of(feed, g.id) for g in gens)  # no request per job
+    rounds = [t for t, _ in lists_of(feed)]
+    gaps = [b - a for a, b in itertools.pairwise(rounds)]
     assert len(gaps) >= 4, gaps
     assert gaps[:4] == pytest.approx([2.0, 3.0, 4.5, 5.0]), gaps  # 1.5 times longer each time
-    assert 1.8 <= gaps[0] <= 2.6, gaps  # 2 s at first
     assert all(b >= a - 0.3 for a, b in itertools.pairwise(gaps)), gaps  # never faster again
-    assert 4.7 <= max(gaps) <= 5.6, gaps  # capped at 5 s
-    assert feed.generations[gen.id].status == "completed"
+    assert max(gaps) <= 5.6, gaps  # capped at 5 s
+    # a round that follows running jobs reads back to the oldest of them (created_after)
+    assert all("created_after" in q for _, q in lists_of(feed)[1:-1])
+
+
+def test_a_running_job_older_than_the_pages_reach_is_read_alone(sandbox, keyed, monkeypatch):
+    """A running job whose creation is past what a round lists (more than ``LIST_MOST``
+    generations since) is read with its own GET, and still followed to the end."""
+    from mediagen.jupyter_server import _feed
+
+    monkeypatch.setattr(_feed, "LIST_MOST", 2)
+    monkeypatch.setattr(_feed, "LIST_PAGE", 2)
+    client = Client(api_key=keyed.api_key, base_url=sandbox.base_url, journal=False)
+    old = client.images.create(model="pixel-pro", prompt="an old kite [[slow:3]]", quality="low")
+
+    async def main() -> Feed:
+        feed = make_feed(sandbox, keyed, list_interval=600.0, spend_interval=3600.0, page_size=2)
+        feed.subscribe("page")
+        await advance(feed, 0.1)
+        assert old.id in feed.generations  # the newest page found it
+        newer = feed_client(sandbox, keyed)
+        for n in range(3):  # then three more: the old job is past what a round reads
+            await newer.images.create(model="pixel-1", prompt=f"a quick kite {n}")
+        await newer.aclose()
+        deadline = time.monotonic() + 40
+        while feed.generations[old.id].status == "pending":
+            assert time.monotonic() < deadline, "the old job never settled in the feed"
+            feed.subscribe("page")
+            await advance(feed, 0.5)
+            await asyncio.sleep(0.05)
+        await feed.stop()
+        return feed
+
+    feed = asyncio.run(main())
+    assert feed.generations[old.id].status == "completed"
+    assert gets_of(feed, old.id), "the job the pages did not reach was never read"
 
 
 @pytest.mark.parametrize("scope", ["all", "credits"])
@@ -270,13 +314,23 @@ def test_a_spend_limit_setting_that_is_not_credits_is_named_and_the_balance_stil
     assert feed.credits["limit_error"].startswith(f"MEDIAGEN_SPEND_LIMIT_DAILY={setting!r}")
 
 
+def _list_reads(feed: Feed) -> list[tuple[float, str]]:
+    return [(t, q) for t, _, path, q in feed.request_log if path == "/v1/generations"]
+
+
+def _midnight(query: str) -> bool:
+    """Whether a read of the list is today's spend's: created since midnight UTC."""
+    from urllib.parse import parse_qs
+
+    since = parse_qs(query).get("created_after", [None])[0]
+    return since is not None and dt.datetime.fromisoformat(since) == start_of_today()
+
+
 def listings(feed: Feed) -> tuple[list[float], list[float]]:
-    """When the feed listed the newest page, and when it listed today's generations."""
-    newest, today = [], []
-    for t, _, path, query in feed.request_log:
-        if path == "/v1/generations":
-            (today if "created_after" in query else newest).append(t)
-    return newest, today
+    """When the feed listed the newest page (or followed its running jobs), and when it listed
+    today's generations for today's spend."""
+    reads = _list_reads(feed)
+    return [t for t, q in reads if not _midnight(q)], [t for t, q in reads if _midnight(q)]
 
 
 def test_a_credits_only_subscriber_gets_the_credits_without_the_generations(sandbox, keyed):

@@ -12,9 +12,13 @@ own :class:`~mediagen.AsyncClient` (configured from the environment, like a kern
   settles adds its charge at once (exact without listing the day again);
 - only while an ``"all"`` subscriber is live: ``GET /v1/generations`` (the newest page) every
   ``list_interval`` seconds, which finds jobs started anywhere with this key (a kernel, another
-  notebook, a script), ``GET /v1/generations/{id}`` for each running job, 2 s backing off to
-  5 s (the client's own schedule, :func:`mediagen.client._wait.intervals`), and one estimate
-  per running job whose reported fields price it (:mod:`._estimates`);
+  notebook, a script); while jobs run, the list is read instead 2 s backing off to 5 s (the
+  client's own schedule, :func:`mediagen.client._wait.intervals`, from the start again when a
+  new job appears), from the oldest running job on, so one request a round follows every
+  running job (as ``generations.watch`` does: the key's rate limit is shared with the kernels
+  and table runs using it, and a request per job per round would spend it); a running job the
+  pages do not reach is read alone. And one estimate per running job whose reported fields
+  price it (:mod:`._estimates`);
 - a 429's ``Retry-After`` holds every request of the key (the client does it) and, when the
   client gives up, pauses this poller for that long.
 
@@ -31,8 +35,8 @@ import contextlib
 import datetime as dt
 import os
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import AsyncGenerator, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import httpx
 
@@ -47,6 +51,10 @@ ENV_LIMIT_DAILY = "MEDIAGEN_SPEND_LIMIT_DAILY"
 ENV_LIMIT_WEEKLY = "MEDIAGEN_SPEND_LIMIT_WEEKLY"
 #: what a subscriber asks for: every generation and the credits, or the credits only
 SCOPES = ("all", "credits")
+#: the page size of a round that follows running jobs (the spec's largest), and the most
+#: generations a round reads before the running jobs left are read one by one
+LIST_PAGE = 100
+LIST_MOST = 300
 
 
 def spend_limit_from_env() -> Any:
@@ -251,29 +259,27 @@ class Feed:
     async def _poll(self, client: AsyncClient) -> None:
         now = self._now()
         next_list = next_credits = next_spend = now
-        due: dict[str, tuple[float, Any]] = {}  # running id -> (when, its interval schedule)
+        steps: Iterator[float] | None = None  # the running jobs' schedule, while any runs
         while self.live_subscribers():
             try:
                 changed = False
                 watching = self.watching_generations()
                 if not watching:
-                    due.clear()  # nobody shows them; an "all" subscriber lists them again
+                    steps = None  # nobody shows them; an "all" subscriber lists them again
                     next_list = min(next_list, self._now())
                 elif self._now() >= next_list:
-                    listed, settled = await self._refresh_list(client, due)
+                    before = self._running_ids()
+                    listed, settled = await self._refresh_list(client)
                     changed |= listed
                     if settled:
                         next_credits = 0.0
-                    next_list = self._now() + self.list_interval
-                for gen_id, (when, steps) in list(due.items()):
-                    if self._now() >= when and gen_id in due:
-                        settled = await self._refresh_one(client, gen_id)
-                        changed = True
-                        if settled:
-                            due.pop(gen_id)
-                            next_credits = 0.0
-                        else:
-                            due[gen_id] = (self._now() + next(steps), steps)
+                    running = self._running_ids()
+                    if not running:
+                        steps = None
+                    elif steps is None or running - before:  # a new job: 2 s again
+                        steps = intervals(self.poll_interval)
+                    pause = self.list_interval if steps is None else next(steps)
+                    next_list = self._now() + min(self.list_interval, pause)
                 if watching:
                     changed |= await self._estimate_running(client)
                 if self._now() >= next_credits:
@@ -287,7 +293,7 @@ class Feed:
                     self.error, changed = None, True
                 if changed:
                     await self._bump()
-                wake = min([next_credits, next_spend, *(when for when, _ in due.values())])
+                wake = min(next_credits, next_spend)
                 if watching:
                     wake = min(wake, next_list)
                 await self.clock.sleep(max(0.05, min(1.0, wake - self._now())))
@@ -299,14 +305,31 @@ class Feed:
                 await self._bump()
                 await self.clock.sleep(pause)
 
-    async def _refresh_list(
-        self, client: AsyncClient, due: dict[str, tuple[float, Any]]
-    ) -> tuple[bool, bool]:
-        """The newest page: (whether a row changed, whether a charge came that today's spend
-        did not count yet)."""
+    def _running_ids(self) -> set[str]:
+        return {gid for gid, g in self.generations.items() if g.status == "pending"}
+
+    async def _refresh_list(self, client: AsyncClient) -> tuple[bool, bool]:
+        """The newest page, or (while jobs run) every page back to the oldest running job, and
+        a read of any running job those pages do not reach: (whether a row changed, whether a
+        charge came that today's spend did not count yet)."""
+        running = [g for g in self.generations.values() if g.status == "pending"]
+        oldest = min((g.created_at for g in running if g.created_at), default=None)
+        since = None if oldest is None else oldest - dt.timedelta(milliseconds=1)
+        unseen = {g.id for g in running}
+        seen = []
+        listing = client.generations.list(
+            created_after=since, limit=LIST_PAGE if since else self.page_size
+        )
+        pages = cast("AsyncGenerator[Any, None]", aiter(listing))  # closed when left early
+        async with contextlib.aclosing(pages) as items:
+            async for gen in items:
+                seen.append(gen)
+                unseen.discard(gen.id)
+                if len(seen) >= self.page_size and (not unseen or len(seen) >= LIST_MOST):
+                    break
+        for gen_id in unseen:  # older than the pages reach: read alone
+            seen.append(await client.generations.get(gen_id))
         changed = settled = False
-        seen = [g async for g in client.generations.list(limit=self.page_size,
-                                                         max_items=self.page_size)]  # fmt: skip
         for gen in seen:
             known = self.generations.get(gen.id)
             if known is not None and known.status != "pending":
@@ -316,20 +339,8 @@ class Feed:
             self.generations[gen.id] = gen
             if gen.status != "pending":
                 settled |= self._count_settled(gen)
-                due.pop(gen.id, None)
-                self.estimates.pop(gen.id, None)
-            elif gen.id not in due:  # the list found it; its own GET follows it from here
-                steps = intervals(self.poll_interval)
-                due[gen.id] = (self._now() + next(steps), steps)
+                self.estimates.pop(gen.id, None)  # the charge is known now
         return changed, settled
-
-    async def _refresh_one(self, client: AsyncClient, gen_id: str) -> bool:
-        gen = await client.generations.get(gen_id)
-        self.generations[gen_id] = gen
-        if gen.status != "pending":
-            self.estimates.pop(gen_id, None)  # the charge is known now
-            self._count_settled(gen)
-        return gen.status != "pending"
 
     async def _estimate_running(self, client: AsyncClient) -> bool:
         """Quote each running job once (cached by id); True when a quote was added."""

@@ -12,7 +12,7 @@ from mediagen.datasets import plan
 
 
 def test_a_429_storm_never_fails_a_row_and_never_charges_twice(make_client, sandbox, tenant,
-                                                               charges):  # fmt: skip
+                                                               charges, capsys):  # fmt: skip
     answers: Counter[int] = Counter()
 
     def count(response: httpx.Response) -> None:
@@ -24,7 +24,7 @@ def test_a_429_storm_never_fails_a_row_and_never_charges_twice(make_client, sand
     frame = pd.DataFrame({"caption": [f"a paper boat, number {i}" for i in range(48)]})
     made = plan(frame, client, model="pixel-1", prompt="{caption}", run_id="storm")
     with sandbox.admin.config_changed(rate_limit_per_second=8, rate_limit_burst=2):
-        out = made.run(concurrency=8, progress=False)
+        out = made.run(concurrency=8)
     http.close()
     assert answers[429] > 0, "the limit was never met: this test proves nothing"
     assert (out["status"] == "completed").all(), out["error_message"].dropna().tolist()
@@ -32,3 +32,11 @@ def test_a_429_storm_never_fails_a_row_and_never_charges_twice(make_client, sand
     assert len(count) == 48
     assert set(count.values()) == {1}  # each generation charged once
     assert answers[429] <= 0.25 * sum(answers.values())  # learned, not hammered
+    # the progress says the run is held to the key's limit, not stuck
+    shown = capsys.readouterr().err
+    assert "req/s held" in shown, shown
+    assert "× 429" in shown, shown
+    status = client.rate_status()
+    assert status.limited == answers[429]
+    assert status.pace is not None
+    assert 0 < status.pace < 16

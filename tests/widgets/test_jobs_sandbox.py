@@ -376,3 +376,23 @@ def test_media_come_from_the_local_copy_and_no_trait_holds_bytes_or_the_key(
         checked += 1
     assert checked == len(widgets)
     assert isinstance(card, JobCard)
+
+
+def test_a_card_held_by_the_rate_limit_says_so_then_finishes(make_client, tenant, sandbox):
+    """While the key's limit answers its polls with 429, the card says it waits for the rate
+    limit (a held job must not read as a frozen one); the note goes once the job is done."""
+    client = make_client(tenant)
+    gen = client.images.create(model="pixel-1", prompt="a held lighthouse [[slow:3]]")
+    notes: list[str] = []
+
+    async def scenario():
+        with sandbox.admin.config_changed(rate_limit_per_second=1, rate_limit_burst=1):
+            card = JobCard(client, gen)
+            card.observe(lambda change: notes.append(change["new"]), names="rate_note")
+            await until(lambda: card.status == "completed", timeout=40, what="the job's end")
+        await aclose(client)
+        return card
+
+    card = run(scenario(), timeout=60)
+    assert any(n.startswith("waiting for the rate limit (") and "× 429" in n for n in notes), notes
+    assert card.rate_note == ""

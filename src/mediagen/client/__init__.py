@@ -63,6 +63,7 @@ if TYPE_CHECKING:
         GenerationErrorInfo as GenerationErrorInfo,
         MemberLimit as MemberLimit,
         ModelInfo as ModelInfo,
+        RateStatus as RateStatus,
         UploadTicket as UploadTicket,
     )
     from mediagen.client._transport import DownloadError as DownloadError
@@ -107,6 +108,7 @@ _HOMES = {
         "GenerationOutput",
         "MemberLimit",
         "ModelInfo",
+        "RateStatus",
         "UploadTicket",
     ),
 }

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from mediagen.client._batch import BatchItem, BatchResult
     from mediagen.client._budget import Budget
     from mediagen.client._effects import Flow
-    from mediagen.client._models import Estimate, Generation, GenerationOutput
+    from mediagen.client._models import Estimate, Generation, GenerationOutput, RateStatus
     from mediagen.local._cache import OutputCache
     from mediagen.local._journal import Journal
 
@@ -124,6 +124,14 @@ class BaseClient:
     def budget(self) -> Budget | None:
         """The client-wide budget (``Client(budget=...)``), if any."""
         return self._budget
+
+    def rate_status(self) -> RateStatus:
+        """How this process paces the key's requests now: the pace held, the 429s seen and
+        any wait after one (shared by every client of this key in the process)."""
+        from mediagen.client._models import RateStatus
+
+        gate = self._gate
+        return RateStatus(pace=gate.pace, limited=gate.penalties, held_for=gate.blocked_for)
 
     def __repr__(self) -> str:
         from mediagen.client._errors import shown_url

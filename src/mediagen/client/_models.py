@@ -507,6 +507,35 @@ class Credits(_Model):
         return credits_html(self)
 
 
+@dataclasses.dataclass(frozen=True)
+class RateStatus:
+    """How this process paces the key's requests now (``client.rate_status()``).
+
+    The spec puts one rate limit on each key and shows neither its value nor its window, so a
+    long run says what it learned: a table's progress and a job card show it, so a slow run
+    reads as "held to the key's limit" rather than as stuck.
+    """
+
+    #: requests per second every request of the key is held to (``rate_limit=``, or learned
+    #: from 429s; None: not held, no 429 seen)
+    pace: float | None
+    #: 429 answers to this key's requests in this process so far
+    limited: int
+    #: seconds every request of the key still waits after a 429 (0: none waits)
+    held_for: float
+
+    def describe(self) -> str:
+        """One short line (empty while the key is not held): ``8.2 req/s held, 3 × 429``."""
+        parts = []
+        if self.pace is not None:
+            parts.append(f"{self.pace:.3g} req/s held")
+        if self.limited:
+            parts.append(f"{self.limited} × 429")
+        if self.held_for >= 0.5:
+            parts.append(f"waiting {self.held_for:.0f} s for the rate limit")
+        return ", ".join(parts)
+
+
 # --- uploads ------------------------------------------------------------------------------
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 from mediagen.datasets._fields import PlanError, PlanSpec
@@ -25,7 +25,7 @@ from mediagen.display._progress import format_seconds
 if TYPE_CHECKING:
     import pandas as pd
 
-    from mediagen.client import Client
+    from mediagen.client import Client, RateStatus
 
 #: rows per block of a run: each block's results are appended to the Parquet file as it ends
 BLOCK = 2000
@@ -205,7 +205,8 @@ class Plan:
         rekey = None if run_id is None or run_id == self.run_id else str(run_id)
         if rekey is None and self._made_run_id:
             print(f"run_id={self.run_id!r} (pass it to run again without paying twice)")
-        with _Progress(len(rows), self.total, progress) as bar, _ResultsFile(target) as results:
+        shown = _Progress(len(rows), self.total, progress, self.client.rate_status)
+        with shown as bar, _ResultsFile(target) as results:
             parts = []
             for block in _blocks(rows, BLOCK, rekey):
                 done = run_rows(
@@ -297,12 +298,16 @@ def _with_skipped(out: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFrame:
 
 
 class _Progress:
-    """One bar for the run: done / failed / spent, with the time left from the rate so far."""
+    """One bar for the run: done / failed / spent, the time left from the rate so far, and the
+    key's pace once its rate limit holds the run (so a slow run reads as held, not stuck)."""
 
-    def __init__(self, rows: int, total: float, show: bool) -> None:
+    def __init__(
+        self, rows: int, total: float, show: bool, rate: Callable[[], RateStatus] | None = None
+    ) -> None:
         from mediagen.display._progress import progress
 
         self.bar = progress("Running table", total=rows, unit="row") if show else None
+        self.rate = rate
         self.rows = rows
         self.done = 0
         self.total = total
@@ -318,6 +323,9 @@ class _Progress:
         if self.bar is not None and self.done < self.rows:
             left = self.bar.elapsed / self.done * (self.rows - self.done)
             message += f", ~{format_seconds(left)} left"
+        held = self.rate().describe() if self.rate is not None else ""
+        if held:
+            message += f" ({held})"
         if self.bar is not None:
             self.bar.advance(message=message)
 

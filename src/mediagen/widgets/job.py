@@ -11,6 +11,7 @@ where; Download hands the same bytes to the browser, for a kernel the user canno
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -27,7 +28,7 @@ from mediagen.widgets._outputs import fetched, item_at, saved
 from mediagen.widgets._snapshot import StaticFallback, generations_html, price_settings
 
 if TYPE_CHECKING:
-    from mediagen.client import AsyncClient, Client, Generation, GenerationOutput
+    from mediagen.client import AsyncClient, Client, Generation, GenerationOutput, RateStatus
 
 Finished = Callable[["Generation[Any]"], None]
 Reference = Callable[[str, str, str], "str | None"]  # (asset_id, label, kind) -> where it went
@@ -69,6 +70,15 @@ def generation_summary(generation: Generation[Any] | Mapping[str, Any]) -> dict[
     }
 
 
+#: how often a watched card looks at the key's pace (seconds): a local read, no request
+RATE_CHECK_S = 1.0
+
+
+def rate_note(status: RateStatus) -> str:
+    """What a card says while the key's rate limit holds its polls."""
+    return f"waiting for the rate limit ({status.describe()})"
+
+
 class JobCard(StaticFallback, MediaSource, MediagenWidget):
     _module = "job.js"
 
@@ -80,6 +90,9 @@ class JobCard(StaticFallback, MediaSource, MediagenWidget):
     save_dir = traitlets.Unicode("").tag(sync=True)
     #: how long this model usually takes for this user, in seconds (None: no history yet)
     expected_s = traitlets.Float(None, allow_none=True).tag(sync=True)
+    #: while the key's rate limit holds this job's polls: "waiting for the rate limit" and the
+    #: pace held (empty otherwise), so a held job does not read as a frozen one
+    rate_note = traitlets.Unicode("").tag(sync=True)
 
     def __init__(
         self,
@@ -145,9 +158,18 @@ class JobCard(StaticFallback, MediaSource, MediagenWidget):
             self.result = generation
             self.generation = generation_summary(generation)
 
-        generation = await on_loop(self.client).generations.wait(
-            self.result, on_update=update, poll_interval=self.poll_interval
+        client = on_loop(self.client)
+        waiting = asyncio.ensure_future(
+            client.generations.wait(self.result, on_update=update, poll_interval=self.poll_interval)
         )
+        seen = client.rate_status().limited
+        while not waiting.done():  # what the key's rate limit does to the polls, each second
+            await asyncio.wait({waiting}, timeout=RATE_CHECK_S)
+            status = client.rate_status()
+            held = status.limited > seen or status.held_for > 0  # a 429 came, or holds still
+            seen = status.limited
+            self.rate_note = rate_note(status) if held and not waiting.done() else ""
+        generation = waiting.result()
         self.result = generation
         if generation.completed:
             await self._load_outputs(generation)

@@ -51,8 +51,9 @@ function render({ model, el, experimental }) {
     const credits = gen.status === "completed" ? `charged ${formatNumber(gen.credits_charged)} credits`
       : gen.status === "failed" ? "nothing charged (reservation returned)"
       : reserved != null ? `reserved ${formatNumber(reserved)} credits` : "credits reserved";
+    const held = gen.status === "pending" ? model.get("rate_note") || "" : "";
     facts.replaceChildren(h("span", { class: "mg-job-elapsed" }, timing(gen, model.get("expected_s"))), h("span", { class: "mg-job-credits" }, credits),
-      h("code", { class: "mg-muted" }, gen.id || ""));
+      h("code", { class: "mg-muted" }, gen.id || ""), ...(held ? [h("span", { class: "mg-job-rate", role: "status" }, held)] : []));
     const err = gen.error;
     error.textContent = err ? `${err.code}: ${err.message}` : model.get("error") || "";
     notice.textContent = model.get("notice") || "";
@@ -92,12 +93,12 @@ function render({ model, el, experimental }) {
     if (gen.status === "pending") facts.querySelector(".mg-job-elapsed").textContent = timing(gen, model.get("expected_s"));
   }, 500);
   renderText(); renderMedia();
-  model.on("change:generation change:reserved change:error change:notice change:save_dir", renderText);
+  model.on("change:generation change:reserved change:error change:notice change:save_dir change:rate_note", renderText);
   model.on("change:items", renderMedia);
   model.on("change:items", renderText);
   return () => {
     clearInterval(tick);
-    model.off("change:generation change:reserved change:error change:notice change:save_dir", renderText);
+    model.off("change:generation change:reserved change:error change:notice change:save_dir change:rate_note", renderText);
     model.off("change:items", renderMedia);
     model.off("change:items", renderText);
     for (const f of figures) f.dispose();

@@ -156,3 +156,28 @@ def test_a_three_by_three_grid_is_priced_run_judged_and_survives_a_reload(
     if os.environ.get("MEDIAGEN_UPDATE_SCREENSHOT"):  # refresh the README's picture on request
         DOCS_SCREENSHOT.parent.mkdir(exist_ok=True)
         shutil.copyfile(shot, DOCS_SCREENSHOT)
+
+
+def test_cells_held_by_the_key_rate_limit_say_so_in_the_page(
+    lab, tmp_path, tenant_factory, sandbox
+):
+    """A run whose polls meet the key's rate limit: each pending cell says it waits for the
+    rate limit (not a frozen cell), then every cell completes and the notes are gone."""
+    seen = len(lab.console)
+    prompts = ["a held kite [[slow:4]]", "a held boat [[slow:4]]"]
+    with sandbox.admin.config_changed(rate_limit_per_second=1, rate_limit_burst=1):
+        notebook, grid = open_grid(
+            lab, tmp_path, tenant_factory, "held.ipynb", prompts, ["pixel-1"]
+        )
+        run = grid.get_by_role("button", name="Run", exact=True)
+        expect(run).to_be_enabled(timeout=JOB_TIMEOUT)
+        run.click()
+        note = grid.locator(".mg-compare-rate-note").first
+        expect(note).to_contain_text("waiting for the rate limit (", timeout=JOB_TIMEOUT)
+        expect(grid.locator('.mg-compare-cell[data-status="completed"]')).to_have_count(
+            2, timeout=JOB_TIMEOUT
+        )
+    expect(grid.locator(".mg-compare-rate-note")).to_have_count(0)
+    assert_clean(notebook)
+    errors = [line for line in lab.console[seen:] if line.startswith("error")]
+    assert errors == [], f"browser console errors: {errors}"

@@ -353,3 +353,29 @@ def test_a_setting_the_model_refuses_shows_why_and_is_never_sent(make_client, te
     assert all("quality" in message for message in refused["error_message"])
     assert total == pytest.approx(2.0), "the total prices what can run"
     assert ledger_kinds(sandbox, tenant).count("reserve") == 2, "only pixel-1 was sent"
+
+
+def test_cells_held_by_the_rate_limit_say_so_then_finish(make_client, tenant, sandbox):
+    """A grid run on a key whose limit answers its polls with 429: a pending cell says it waits
+    for the rate limit (not a frozen cell), every cell completes, and the notes are gone."""
+    client = make_client(tenant)
+    notes: list[str] = []
+
+    async def scenario():
+        prompts = [f"a held kite, take {n} [[slow:3]]" for n in range(3)]
+        grid = Compare(prompts, ["pixel-1"], client=client, concurrency=3)
+        await grid.ready
+        grid.observe(
+            lambda change: notes.extend(c.get("rate_note") or "" for c in change["new"]),
+            names="cells",
+        )
+        with sandbox.admin.config_changed(rate_limit_per_second=1, rate_limit_burst=1):
+            grid.run()
+            await grid.wait()
+        await aclose(client)
+        return grid
+
+    grid = run(scenario(), timeout=90)
+    assert [c["status"] for c in grid.cells] == ["completed"] * 3
+    assert any(n.startswith("waiting for the rate limit (") for n in notes), set(notes)
+    assert not any(c.get("rate_note") for c in grid.cells)

@@ -131,7 +131,7 @@ class BaseClient:
         from mediagen.client._models import RateStatus
 
         gate = self._gate
-        return RateStatus(pace=gate.pace, limited=gate.penalties, held_for=gate.blocked_for)
+        return RateStatus(pace=gate.pace, limited=gate.penalties, held_for=gate.waiting_for)
 
     def __repr__(self) -> str:
         from mediagen.client._errors import shown_url

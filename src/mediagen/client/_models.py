@@ -521,17 +521,19 @@ class RateStatus:
     pace: float | None
     #: 429 answers to this key's requests in this process so far
     limited: int
-    #: seconds every request of the key still waits after a 429 (0: none waits)
+    #: how long a request of the key made now would wait: after a 429, or behind the pace
+    #: when it binds (0: none waits)
     held_for: float
 
-    def describe(self) -> str:
-        """One short line (empty while the key is not held): ``8.2 req/s held, 3 × 429``."""
+    def describe(self, *, waiting: bool = True) -> str:
+        """One short line (empty while the key is not held): ``8.2 req/s held, 3 × 429``, and
+        the wait when one holds the key's requests (``waiting=False`` leaves it out)."""
         parts = []
         if self.pace is not None:
             parts.append(f"{self.pace:.3g} req/s held")
         if self.limited:
             parts.append(f"{self.limited} × 429")
-        if self.held_for >= 0.5:
+        if waiting and self.held_for >= 0.5:
             parts.append(f"waiting {self.held_for:.0f} s for the rate limit")
         return ", ".join(parts)
 

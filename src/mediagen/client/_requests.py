@@ -304,6 +304,13 @@ class KeyGate:
         with self._lock:
             return max(0.0, self._blocked_until - self.clock())
 
+    @property
+    def waiting_for(self) -> float:
+        """How long a request of the key made now would wait: a 429's hold, or the pace when
+        it binds (requests queued behind it)."""
+        with self._lock:
+            return max(0.0, max(self._blocked_until, self._next_slot) - self.clock())
+
 
 _GATES: dict[tuple[str, str], KeyGate] = {}
 _GATES_LOCK = threading.Lock()

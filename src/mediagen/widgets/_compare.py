@@ -46,6 +46,7 @@ from mediagen.widgets._compare_snapshot import grid_html, report_html
 from mediagen.widgets._loop_client import on_loop
 from mediagen.widgets._media import MediaSource
 from mediagen.widgets._outputs import fetched, item_at
+from mediagen.widgets._rate_note import noting_the_rate
 from mediagen.widgets._snapshot import StaticFallback
 
 if TYPE_CHECKING:
@@ -310,7 +311,11 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
                 )
             self.generations[(row, col)] = generation
             self._set(row, col, status=PENDING, generation_id=generation.id)
-            generation = await client.generations.wait(generation)
+            generation = await noting_the_rate(
+                client,
+                client.generations.wait(generation),
+                lambda note: self._set(row, col, rate_note=note),
+            )
             self.generations[(row, col)] = generation
             items = await self._items(generation)
         except Exception as exc:

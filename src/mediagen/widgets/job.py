@@ -11,7 +11,6 @@ where; Download hands the same bytes to the browser, for a kernel the user canno
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -25,10 +24,11 @@ from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._loop_client import on_loop
 from mediagen.widgets._media import MediaItem, MediaSource
 from mediagen.widgets._outputs import fetched, item_at, saved
+from mediagen.widgets._rate_note import noting_the_rate
 from mediagen.widgets._snapshot import StaticFallback, generations_html, price_settings
 
 if TYPE_CHECKING:
-    from mediagen.client import AsyncClient, Client, Generation, GenerationOutput, RateStatus
+    from mediagen.client import AsyncClient, Client, Generation, GenerationOutput
 
 Finished = Callable[["Generation[Any]"], None]
 Reference = Callable[[str, str, str], "str | None"]  # (asset_id, label, kind) -> where it went
@@ -68,15 +68,6 @@ def generation_summary(generation: Generation[Any] | Mapping[str, Any]) -> dict[
         "credits_charged": generation.credits_charged,
         "error": {"code": error.code, "message": error.message} if error else None,
     }
-
-
-#: how often a watched card looks at the key's pace (seconds): a local read, no request
-RATE_CHECK_S = 1.0
-
-
-def rate_note(status: RateStatus) -> str:
-    """What a card says while the key's rate limit holds its polls."""
-    return f"waiting for the rate limit ({status.describe()})"
 
 
 class JobCard(StaticFallback, MediaSource, MediagenWidget):
@@ -159,17 +150,10 @@ class JobCard(StaticFallback, MediaSource, MediagenWidget):
             self.generation = generation_summary(generation)
 
         client = on_loop(self.client)
-        waiting = asyncio.ensure_future(
-            client.generations.wait(self.result, on_update=update, poll_interval=self.poll_interval)
+        waiting = client.generations.wait(
+            self.result, on_update=update, poll_interval=self.poll_interval
         )
-        seen = client.rate_status().limited
-        while not waiting.done():  # what the key's rate limit does to the polls, each second
-            await asyncio.wait({waiting}, timeout=RATE_CHECK_S)
-            status = client.rate_status()
-            held = status.limited > seen or status.held_for > 0  # a 429 came, or holds still
-            seen = status.limited
-            self.rate_note = rate_note(status) if held and not waiting.done() else ""
-        generation = waiting.result()
+        generation = await noting_the_rate(client, waiting, self._show_rate)
         self.result = generation
         if generation.completed:
             await self._load_outputs(generation)
@@ -199,6 +183,9 @@ class JobCard(StaticFallback, MediaSource, MediagenWidget):
             }
             for item, output in zip(items, self.outputs, strict=True)
         ]
+
+    def _show_rate(self, note: str) -> None:
+        self.rate_note = note
 
     def _watch_failed(self, exc: BaseException) -> None:
         self.report(exc, context="Watching the job failed")

@@ -53,6 +53,9 @@ function render({ model, el, experimental }) {
       cell.credits != null ? credits(cell.credits) : cell.estimate != null ? `est. ${credits(cell.estimate)}` : ""));
     if (cell.latency_s != null) figures.push(h("span", { class: "mg-muted mg-compare-latency" }, `${formatNumber(cell.latency_s)} s`));
     parts.push(h("div", { class: "mg-row" }, ...figures));
+    if (cell.status === "pending" && cell.rate_note) {
+      parts.push(h("div", { class: "mg-muted mg-compare-rate-note", role: "status" }, cell.rate_note));
+    }
     if (cell.error_code) {
       parts.push(h("div", { class: "mg-error mg-compare-error", title: cell.error_message || "" }, cell.error_code));
     }

@@ -1,5 +1,5 @@
 // Credit meter: balance, member cap with its reset time, and what this session spent.
-import { h, formatNumber } from "./shared.js";
+import { h, follow, formatNumber } from "./shared.js";
 
 function render({ model, el }) {
   const body = h("div", { class: "mg-row mg-meter", "aria-live": "polite" });
@@ -37,11 +37,7 @@ function render({ model, el }) {
     refresh.disabled = model.get("refreshing");
     banner.textContent = model.get("error") || "";
   };
-  update();
-  model.send({ action: "refresh" }); // a reloaded page shows today's figures, not the saved ones
-  const events = "change:credits change:session_spend change:session_count change:refreshing change:error change:limits";
-  model.on(events, update);
-  return () => model.off(events, update);
+  return follow(model, ["credits", "session_spend", "session_count", "refreshing", "error", "limits"], update);
 }
 
 export default { render };

@@ -1,5 +1,5 @@
 // Live estimate and the Submit button (disabled, with the reason, when it cannot go through).
-import { h, formatNumber } from "./shared.js";
+import { h, follow, formatNumber } from "./shared.js";
 
 function render({ model, el }) {
   const figures = h("dl", { class: "mg-estimate-figures" });
@@ -75,11 +75,7 @@ function render({ model, el }) {
     button.textContent = submitting ? "Submitting…" : "Submit";
     banner.textContent = model.get("error") || "";
   };
-  update();
-  model.send({ action: "refresh" }); // a reloaded page shows today's figures, not the saved ones
-  const events = "change:estimate change:provisional change:status change:blocked_reason change:submitting change:error change:submitted_count";
-  model.on(events, update);
-  return () => model.off(events, update);
+  return follow(model, ["estimate", "provisional", "status", "blocked_reason", "submitting", "error", "submitted_count"], update);
 }
 
 export default { render };

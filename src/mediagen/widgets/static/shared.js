@@ -137,6 +137,17 @@ export function formatNumber(value) {
 }
 
 /** Keep a view's error banner in sync with the model's `error` trait. */
+// Draw a view now and on each change of ``traits``; ask the kernel to refresh once (a reloaded
+// page shows today's figures, not the ones saved with the notebook). Returns the cleanup
+// anywidget calls when the view goes.
+export function follow(model, traits, update) {
+  update();
+  model.send({ action: "refresh" });
+  const events = traits.map((name) => `change:${name}`).join(" ");
+  model.on(events, update);
+  return () => model.off(events, update);
+}
+
 export function errorBanner(model) {
   const node = h("div", { class: "mg-error", role: "alert" });
   const update = () => { node.textContent = model.get("error") || ""; };

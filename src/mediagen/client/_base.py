@@ -16,9 +16,11 @@ from mediagen.client._requests import RetryPolicy, gate_for
 # The output cache, the journal, batches, budgets and the URL redaction of a repr load when
 # first used (see ``_drivers``).
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from mediagen.client._batch import BatchItem, BatchResult
     from mediagen.client._budget import Budget
-    from mediagen.client._effects import Flow
+    from mediagen.client._effects import Flow, JournalSubject
     from mediagen.client._models import Estimate, Generation, GenerationOutput, RateStatus
     from mediagen.local._cache import OutputCache
     from mediagen.local._journal import Journal
@@ -174,16 +176,12 @@ class BaseClient:
     # --- journal --------------------------------------------------------------------------
 
     def _journal_record(
-        self,
-        event: str,
-        kind: str | None,
-        body: dict[str, Any] | None,
-        key: str | None,
-        generation: Generation[Any] | None,
-        quote: Estimate | None,
-        inputs: str | None = None,
+        self, event: str, *subject: Unpack[JournalSubject], inputs: str | None = None
     ) -> dict[str, Any]:
+        """One journal line: ``event`` and its subject (kind, body, key, generation, quote)."""
         from mediagen.client._errors import shown_url
+
+        kind, body, key, generation, quote = subject
         from mediagen.local._journal import make_record
 
         return make_record(
@@ -199,19 +197,11 @@ class BaseClient:
             inputs=inputs,
         )
 
-    def _journal_event(
-        self,
-        event: str,
-        kind: str | None,
-        body: dict[str, Any] | None,
-        key: str | None,
-        generation: Generation[Any] | None,
-        quote: Estimate | None,
-    ) -> None:
+    def _journal_event(self, event: str, *subject: Unpack[JournalSubject]) -> None:
         if self.journal is None:
             return
         try:
-            self.journal.append(self._journal_record(event, kind, body, key, generation, quote))
+            self.journal.append(self._journal_record(event, *subject))
         except OSError as exc:  # the journal must never break a submit
             log.warning("mediagen: could not write the request journal: %s", exc)
 
@@ -233,7 +223,7 @@ class BaseClient:
             return key
         try:
             claimed = self.journal.claim_or_append(
-                self._journal_record("attempt", kind, body, key, None, quote, inputs)
+                self._journal_record("attempt", kind, body, key, None, quote, inputs=inputs)
             )
         except OSError as exc:
             log.warning("mediagen: could not write the request journal: %s", exc)

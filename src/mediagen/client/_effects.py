@@ -17,6 +17,8 @@ from mediagen.client._requests import RequestSpec
 
 # what a flow reads of its client, named for type checkers only (all of it sits below here)
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from mediagen.client._budget import Budget
     from mediagen.client._config import ClientConfig
     from mediagen.client._requests import KeyGate, RetryPolicy
@@ -107,6 +109,10 @@ _T = TypeVar("_T")
 #: an operation: yields effects, receives their results, returns a ``_T``
 Flow = Generator[Any, Any, _T]
 
+#: what a journal line is about: the kind, the request body, its idempotency key, the
+#: generation and the quote (an ``Estimate``); the models sit above this module, so ``Any``
+JournalSubject = tuple[str | None, dict[str, Any] | None, str | None, Any, Any]
+
 
 class Steps(Generic[_T]):
     """The one loop that runs a generator of requests (a flow's effects, a retry plan's
@@ -194,18 +200,9 @@ class ClientCore(Protocol):
     @property
     def journal(self) -> Journal | None: ...
 
-    # The journal (its signatures are ``BaseClient``'s). A generation and a quote
-    # (``Estimate``) are ``Any`` here: the models sit above this module.
+    # The journal (its signatures are ``BaseClient``'s).
 
-    def _journal_event(
-        self,
-        event: str,
-        kind: str | None,
-        body: dict[str, Any] | None,
-        key: str | None,
-        generation: Any,
-        quote: Any,
-    ) -> None: ...
+    def _journal_event(self, event: str, *subject: Unpack[JournalSubject]) -> None: ...
 
     def _journal_attempt(
         self, kind: str, body: dict[str, Any], key: str, quote: Any, inputs: str | None = None

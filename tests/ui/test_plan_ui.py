@@ -119,3 +119,25 @@ def test_with_history_the_plan_shows_its_time_and_failures_forecast(lab, tmp_pat
     assert_clean(notebook)
     errors = [m for m in lab.console[seen_before:] if m.startswith("error")]
     assert not errors, errors
+
+
+def test_running_the_plan_moves_its_shown_view_to_the_end(lab, tmp_path):
+    """The plan shown in one cell, run in the next: the view says how the run goes (rows done,
+    credits, time left) and how it ended, in the page, with no Python or console error."""
+    notebook = lab.open("plan-run.ipynb", [with_cache(PLAN_CELL, tmp_path),
+                                           "out = made.run(progress=False)"])  # fmt: skip
+    seen_before = len(lab.console)
+    notebook.run_cell(0)
+    notebook.wait_cell_done(0)
+    view = notebook.output(0).locator(".mg-plan")
+    expect(view).to_be_visible()
+    expect(view.locator(".mg-plan-progress")).to_have_count(0)  # nothing run yet
+    notebook.run_cell(1)
+    notebook.wait_cell_done(1)
+    progress = view.get_by_role("status")
+    expect(progress).to_contain_text(re.compile(r"^Run done: 6 rows, 0 failed, [\d.]+ credits in "))
+    figures = kernel_json(notebook, "{'done': int((out['status'] == 'completed').sum())}")
+    assert figures["done"] == 6
+    assert_clean(notebook)
+    errors = [m for m in lab.console[seen_before:] if m.startswith("error")]
+    assert not errors, errors

@@ -169,3 +169,21 @@ def test_with_enough_history_the_view_shows_the_time_and_failures_forecast(make_
     assert view.forecast["failures"] == pytest.approx(4 / 6)
     assert "all done in about" in view.forecast["summary"]
     assert view.forecast["summary"] in html.unescape(view.snapshot_html())
+
+
+def test_the_view_follows_a_run_of_its_plan_row_by_row(make_client, tenant, sandbox):
+    """A run of a shown plan moves its view: rows done, spent, time left, and the key's pace
+    once its rate limit holds the run; the last line says how the run ended."""
+    client = make_client(tenant)
+    made = plan(products(6), client, model="pixel-1", prompt="{caption}", run_id="followed")
+    view = PlanView(made)
+    lines: list[str] = []
+    view.observe(lambda change: lines.append(change["new"]), names="progress")
+    assert view.progress == ""
+    with sandbox.admin.config_changed(rate_limit_per_second=2, rate_limit_burst=1):
+        out = made.run(concurrency=4, progress=False)
+    assert (out["status"] == "completed").all()
+    assert lines[0].startswith("1/6 rows: 0 failed"), lines
+    assert any("left" in line for line in lines[:-1]), lines
+    assert any("req/s held" in line for line in lines), lines
+    assert view.progress.startswith(f"Run done: 6 rows, 0 failed, {made.total:g} credits in ")

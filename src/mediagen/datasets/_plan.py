@@ -12,7 +12,9 @@ budget or ``SpendLimit`` before the first submit, then runs the rows in blocks t
 from __future__ import annotations
 
 import os
+import time
 import uuid
+import weakref
 from collections.abc import Callable, Hashable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -96,6 +98,14 @@ class Plan:
         #: the run id the keys of ``requests`` belong to (made when none was given)
         self.run_id = run_id
         self._made_run_id = made_run_id
+        #: what shows a run's progress besides the bar (a plan's live view): called with one
+        #: line as each row ends, held weakly so a closed view is let go
+        self._watchers: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    def watch_runs(self, view: Any) -> None:
+        """``view.show_progress(line)`` is called as each row of a run ends (and at its end);
+        held weakly."""
+        self._watchers.add(view)
 
     @property
     def runnable(self) -> pd.DataFrame:
@@ -206,6 +216,7 @@ class Plan:
         if rekey is None and self._made_run_id:
             print(f"run_id={self.run_id!r} (pass it to run again without paying twice)")
         shown = _Progress(len(rows), self.total, progress, self.client.rate_status)
+        shown.watchers = list(self._watchers)
         with shown as bar, _ResultsFile(target) as results:
             parts = []
             for block in _blocks(rows, BLOCK, rekey):
@@ -308,7 +319,10 @@ class _Progress:
 
         self.bar = progress("Running table", total=rows, unit="row") if show else None
         self.rate = rate
+        #: the plan's live views, told each line too
+        self.watchers: list[Any] = []
         self.rows = rows
+        self.started = time.monotonic()
         self.done = 0
         self.total = total
         self.failed = 0
@@ -320,22 +334,29 @@ class _Progress:
         self.spent += float(record["credits"] or 0.0)
         self.done += 1
         message = f"{self.failed} failed, {self.spent:g} of {self.total:g} credits"
-        if self.bar is not None and self.done < self.rows:
-            left = self.bar.elapsed / self.done * (self.rows - self.done)
+        if self.done < self.rows:
+            left = (time.monotonic() - self.started) / self.done * (self.rows - self.done)
             message += f", ~{format_seconds(left)} left"
         held = self.rate().describe() if self.rate is not None else ""
         if held:
             message += f" ({held})"
         if self.bar is not None:
             self.bar.advance(message=message)
+        self._tell(f"{self.done}/{self.rows} rows: {message}")
+
+    def _tell(self, line: str) -> None:
+        for view in self.watchers:
+            view.show_progress(line)
 
     def __enter__(self) -> _Progress:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        summary = f"{self.done} rows, {self.failed} failed, {self.spent:g} credits"
         if self.bar is not None:
-            summary = f"{self.done} rows, {self.failed} failed, {self.spent:g} credits"
             self.bar.close(summary, ok=exc[0] is None)
+        ended = "done" if exc[0] is None else "stopped"
+        self._tell(f"Run {ended}: {summary} in {format_seconds(time.monotonic() - self.started)}")
 
 
 class _ResultsFile:

@@ -44,6 +44,9 @@ class PlanView(StaticFallback, MediagenWidget):
     sample = traitlets.List(traitlets.Dict()).tag(sync=True)
     #: the rows left out: ``{"label", "problem"}``
     invalid = traitlets.List(traitlets.Dict()).tag(sync=True)
+    #: the last run's progress as it goes: rows done, failed, spent, time left and the key's
+    #: pace once its rate limit holds the run (empty before a run)
+    progress = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, plan: Any, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -63,6 +66,11 @@ class PlanView(StaticFallback, MediagenWidget):
             {"label": str(label), "problem": problem} for label, problem in invalid_rows(plan)
         ]
         self._html = plan_html(plan, forecast=self.forecast["summary"])
+        plan.watch_runs(self)
+
+    def show_progress(self, line: str) -> None:
+        """A run of the plan moved on (called from the run, in the kernel's thread)."""
+        self.progress = line
 
     def snapshot_text(self) -> str:
         return repr(self.plan)

@@ -52,11 +52,13 @@ function render({ model, el }) {
         h("div", { class: "mg-muted" }, "Skipped (invalid):"),
         h("ul", {}, invalid.map((r) => h("li", {}, h("code", {}, r.label), `: ${r.problem}`))))
       : null;
+    const running = model.get("progress") || "";
+    const progress = running ? h("div", { class: "mg-plan-progress", role: "status" }, running) : null;
     const banner = h("div", { class: "mg-error", role: "alert" }, model.get("error") || "");
-    root.replaceChildren(...[summary, counts, forecast, sample, skippedList, banner].filter(Boolean));
+    root.replaceChildren(...[summary, progress, counts, forecast, sample, skippedList, banner].filter(Boolean));
   };
   update();
-  const events = "change:total change:rows change:skipped change:run_id change:counts change:forecast change:sample change:invalid change:error";
+  const events = "change:total change:rows change:skipped change:run_id change:counts change:forecast change:sample change:invalid change:error change:progress";
   model.on(events, update);
   return () => model.off(events, update);
 }

@@ -399,14 +399,19 @@ def call_plan(
     sent, last, unreadable, waited = 0, None, 0, False
     try:
         while True:
-            seen, hold = gate.penalties, gate.acquire(waited=waited)
+            seen = gate.penalties
+            hold, reserved = gate.reserve(waited=waited)
             waited = False
-            while hold > 0:
+            while hold > 0 or not reserved:
                 yield Wait(tries.pause(hold))
                 hold = 0.0
-                if gate.penalties != seen and gate.blocked_for > 0:
+                if not reserved:  # its slot was too far ahead to hold: ask for one now
+                    seen = gate.penalties
+                    hold, reserved = gate.reserve()
+                elif gate.penalties != seen and gate.blocked_for > 0:
                     # a 429 that came back while this request was held holds it again
-                    seen, hold = gate.penalties, gate.acquire()
+                    seen = gate.penalties
+                    hold, reserved = gate.reserve()
             try:
                 sent += 1
                 status, headers, content = yield Send(tries)

@@ -31,6 +31,7 @@ import struct
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -232,6 +233,29 @@ def _prune(base: Path) -> None:
         with contextlib.suppress(OSError):
             if path.stat().st_mtime < cutoff:
                 path.unlink()
+
+
+_GROUPS: dict[Path | None, str] = {}
+
+
+def machine_group() -> str:
+    """A token the processes sharing this machine's pace files have in common (and no other):
+    a random id kept in the runtime directory; a process without one is a group alone."""
+    base = runtime_dir()
+    if base in _GROUPS:
+        return _GROUPS[base]
+    token = uuid.uuid4().hex
+    if base is not None:
+        path, temp = base / "group", base / f".group-{token}"
+        with contextlib.suppress(OSError):
+            temp.write_text(token)
+            # a link appears whole or not at all: the first process's token is everyone's
+            with contextlib.suppress(FileExistsError):
+                os.link(temp, path)
+            temp.unlink()
+            found = path.read_text().strip()
+            token = found if len(found) == 32 else token
+    return _GROUPS.setdefault(base, token)
 
 
 def pace_file_name(base_url: str, key_fingerprint: str) -> str:

@@ -303,13 +303,17 @@ class KeyGate:
             growth = self.PROBE if now - s.cut_at < self.PLATEAU else self.GROW
             s.learned *= 1.0 + growth * min(elapsed, 1.0)
 
-    def penalize(self, seconds: float) -> float:
-        """The service said 429 with ``Retry-After: seconds``; returns how long the request
-        that got it waits before it is sent again (the others: see the class)."""
+    def penalize(self, seconds: float, sent_at: float | None = None) -> float:
+        """The service said 429 with ``Retry-After: seconds`` to a request sent at ``sent_at``
+        (the gate's clock); returns how long that request waits before it is sent again (the
+        others: see the class). A request sent before the pace was last cut says nothing of
+        the new pace (many are in flight when a key has several processes): no cut, as TCP
+        cuts once per window."""
         with self.store.locked(self.clock) as s:
             now = self.clock()
             s.penalties += 1
-            if not self.rate and now - s.cut_at >= self.COOLDOWN:
+            stale = sent_at is not None and sent_at <= s.cut_at
+            if not self.rate and not stale and now - s.cut_at >= self.COOLDOWN:
                 self._cut(s, now)
             if self.rate or seconds > self.SHORT:
                 s.blocked_until = max(s.blocked_until, now + max(0.0, seconds))

@@ -396,7 +396,7 @@ def call_plan(
     if not persistent:
         deadline = earlier(deadline, start + client._config.timeout)
     tries, gate = Attempts(client._policy, client._clock, deadline, persistent), client._gate
-    sent, last, unreadable, waited = 0, None, 0, False
+    sent, last, unreadable, waited, sent_at = 0, None, 0, False, 0.0
     try:
         while True:
             seen = gate.penalties
@@ -413,7 +413,7 @@ def call_plan(
                     seen = gate.penalties
                     hold, reserved = gate.reserve()
             try:
-                sent += 1
+                sent, sent_at = sent + 1, gate.clock()
                 status, headers, content = yield Send(tries)
                 if status != 429:
                     gate.answered()
@@ -437,7 +437,7 @@ def call_plan(
                 # Retry-After even when this call's deadline comes sooner (at a fixed
                 # rate_limit=, or a Retry-After longer than a moment, every request of the
                 # key waits it out)
-                own = gate.penalize(max(delay, hint or 0.0))
+                own = gate.penalize(max(delay, hint or 0.0), sent_at)
                 if own > 0:
                     yield Wait(tries.pause(own))
                     waited = True

@@ -72,14 +72,23 @@ class PaceState:
         self.counts[slot] += 1
 
     def accepted_rate(self, now: float, window: float) -> float:
-        """Requests answered per second over the last ``window`` seconds (at most what the
-        buckets hold), spread over at least one second."""
-        pairs = zip(self.starts, self.counts, strict=True)
-        kept = [(s, c) for s, c in pairs if c and now - window <= s <= now]
-        if not kept:
+        """Requests answered per second over the last ``window`` seconds, spread over at least
+        one second, counting back only while the key was in use: a lull of more than a
+        ``BUCKET`` (a table priced, then its run started) is not read as a slow service."""
+        kept = sorted(
+            ((s, c) for s, c in zip(self.starts, self.counts, strict=True) if c),
+            reverse=True,
+        )
+        total, earliest = 0.0, None
+        for start, count in kept:
+            if not now - window <= start <= now:
+                continue
+            if earliest is not None and earliest - start > 2 * BUCKET:
+                break
+            total, earliest = total + count, start
+        if earliest is None:
             return 0.0
-        span = max(1.0, now - min(s for s, _ in kept))
-        return sum(c for _, c in kept) / span
+        return total / max(1.0, now - earliest)
 
 
 _FIELDS = [f.name for f in fields(PaceState) if f.name not in ("starts", "counts")]

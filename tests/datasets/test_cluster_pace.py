@@ -42,6 +42,11 @@ def test_the_drivers_own_machine_keeps_what_its_processes_learned(monkeypatch, t
     mine = _cluster.ClusterPace("mediagen-pace-key_abc-123", 20.0, _pace.machine_group(), 100.0)
     with _cluster.share_of(mine, 1.0)(gate):
         assert gate.pace == 7.0
+    # a machine that knows nothing yet starts from the pace the driver was told
+    monkeypatch.setattr(_cluster, "_ADOPTED", {})
+    fresh = KeyGate()
+    with _cluster.share_of(mine, 1.0)(fresh):
+        assert fresh.pace == 20.0
     assert _pace.machine_group() == _pace.machine_group()  # one token per runtime directory
     monkeypatch.setenv(_pace.ENV_RUNTIME_DIR, str(tmp_path / "elsewhere"))
     assert _pace.machine_group() != mine.group

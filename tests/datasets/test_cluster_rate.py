@@ -1,6 +1,8 @@
 """One key, one rate limit, a whole cluster: the workers of a real ``LocalCluster`` and the
 tasks of a real ``local[4]`` Spark session keep together under the key's limit, counted where
-the requests arrive (the sandbox's own counters), and every row is paid once."""
+the requests arrive (the sandbox's own counters), and every row is paid once. The driver is
+told the limit (``rate_limit=``): its workers start from it and keep to it together. Each
+alone at that pace sends the limit times the workers: a Spark run so left rows failed on 429s."""
 
 from __future__ import annotations
 
@@ -45,18 +47,24 @@ def test_a_dask_cluster_of_two_workers_keeps_together_under_the_limit(
     ).set_index("sku")  # fmt: skip
     ddf = dd.from_pandas(frame, npartitions=4)
     before_charges = len(charge_entries(sandbox, cluster_tenant))
-    with sandbox.admin.config_changed(rate_limit_per_second=LIMIT, rate_limit_burst=2):
+    told = mediagen.Client(api_key=cluster_tenant.api_key, base_url=sandbox.base_url,
+                           rate_limit=LIMIT)  # fmt: skip
+    limited_config = sandbox.admin.config_changed(rate_limit_per_second=LIMIT, rate_limit_burst=2)
+    with limited_config, told:
         before = sandbox.admin.key_requests(cluster_tenant.key_id)
         result = mediagen.dask.generate(
             ddf, model="pixel-1", prompt="{caption}", run_id=f"rate-{uuid.uuid4()}",
-            client=driver, concurrency=8,
+            client=told, concurrency=8,
         )  # fmt: skip
-        out = result.compute()
+        try:
+            out = result.compute()
+        finally:
+            told._gate.rate = None  # the process's gate of the key: the next tests learn
         passed, limited = _sent(sandbox, cluster_tenant, before)
     assert (out["status"] == "completed").all(), out["error"].dropna().tolist()[:3]
     assert_one_charge_per_row(out, charge_entries(sandbox, cluster_tenant)[before_charges:])
     share = limited / (passed + limited)
-    assert share <= 0.15, f"{share:.1%} of {passed + limited} requests were 429s"
+    assert share <= 0.05, f"{share:.1%} of {passed + limited} requests were 429s"
 
     # what the workers coordinate through: named by the key's fingerprint, never the key
     from distributed import Variable
@@ -91,7 +99,7 @@ SPARK_RUN = textwrap.dedent(
     frame = pd.DataFrame({"sku": [f"sku-{i:04d}" for i in range(rows)],
                           "caption": [f"a compass number {i}" for i in range(rows)]})
     sdf = spark.createDataFrame(frame).repartition(4)
-    with mediagen.Client() as driver:
+    with mediagen.Client(rate_limit=float(sys.argv[2])) as driver:
         out = mediagen.spark.generate(sdf, model="pixel-1", prompt="{caption}", index="sku",
                                       run_id=f"rate-{uuid.uuid4()}", client=driver,
                                       concurrency=8).toPandas()
@@ -116,7 +124,7 @@ def test_spark_local4_tasks_keep_together_under_the_limit(sandbox, cluster_tenan
     with sandbox.admin.config_changed(rate_limit_per_second=LIMIT, rate_limit_burst=2):
         before = sandbox.admin.key_requests(cluster_tenant.key_id)
         done = subprocess.run(
-            [sys.executable, "-c", SPARK_RUN, str(rows)], env=env, capture_output=True,
+            [sys.executable, "-c", SPARK_RUN, str(rows), str(LIMIT)], env=env, capture_output=True,
             text=True, timeout=240,
         )  # fmt: skip
         passed, limited = _sent(sandbox, cluster_tenant, before)
@@ -126,4 +134,4 @@ def test_spark_local4_tasks_keep_together_under_the_limit(sandbox, cluster_tenan
     new = charge_entries(sandbox, cluster_tenant)[before_charges:]
     assert sorted(e["generation_id"] for e in new) == sorted(found["generations"])
     share = limited / (passed + limited)
-    assert share <= 0.15, f"{share:.1%} of {passed + limited} requests were 429s"
+    assert share <= 0.05, f"{share:.1%} of {passed + limited} requests were 429s"

@@ -50,10 +50,14 @@ class ClusterPace:
 
     def adopt(self, gate: KeyGate, pace: float | None, at: float, group: str, share: float) -> None:
         """Hold ``gate`` to ``share`` of ``pace`` (the cluster's, published at ``at`` by a
-        process of ``group``) unless it is this machine's own or was adopted already: this
-        machine's processes learn together through their pace file, and an adoption each time
-        a partition starts would undo what they learned since."""
-        if not pace or group == _machine_group() or at <= _ADOPTED.get(self.name, 0.0):
+        process of ``group``) unless it was adopted already, or it is this machine's own and
+        the machine has learned a pace: this machine's processes learn together through their
+        pace file, and an adoption each time a partition starts would undo what they learned
+        since. (A pace the driver was told, ``rate_limit=``, is in no file: its machine's
+        workers start from it when they know nothing yet.)"""
+        if not pace or at <= _ADOPTED.get(self.name, 0.0):
+            return
+        if group == _machine_group() and gate.learned is not None:
             return
         _ADOPTED[self.name] = at
         gate.adopt(pace * share)

@@ -247,10 +247,14 @@ def _prune(base: Path) -> None:
 _GROUPS: dict[Path | None, str] = {}
 
 
+def _sharing_off() -> bool:
+    return os.environ.get(ENV_SHARED, "").strip().lower() in ("0", "false", "no", "off")
+
+
 def machine_group() -> str:
     """A token the processes sharing this machine's pace files have in common (and no other):
     a random id kept in the runtime directory; a process without one is a group alone."""
-    base = runtime_dir()
+    base = None if _sharing_off() else runtime_dir()
     if base in _GROUPS:
         return _GROUPS[base]
     token = uuid.uuid4().hex
@@ -275,7 +279,7 @@ def pace_file_name(base_url: str, key_fingerprint: str) -> str:
 
 def pace_store(base_url: str, key_fingerprint: str) -> LocalPace | SharedPace:
     """The shared state of (service, key) on this machine, or one of this process alone."""
-    if os.environ.get(ENV_SHARED, "").strip().lower() in ("0", "false", "no", "off"):
+    if _sharing_off():
         return LocalPace()
     try:
         import fcntl  # noqa: F401  (POSIX only)

@@ -120,7 +120,7 @@ def _run_dask(sandbox, workers: int, rows: int, limit: float, root: Path, shared
         {"sku": [f"sku-{i:05d}" for i in range(rows)],
          "caption": [f"item {i} of {root.name}" for i in range(rows)]}
     ).set_index("sku")  # fmt: skip
-    ddf = dd.from_pandas(frame, npartitions=workers * 4)
+    ddf = dd.from_pandas(frame, npartitions=workers)  # a partition ends with a poll: one each
     with (
         LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                      dashboard_address=None, host="127.0.0.1", env=env) as cluster,

@@ -156,6 +156,11 @@ class AdminClient:
         key = self.create_key(member.id)
         return Tenant(org.id, member.id, key.id, key.api_key)
 
+    def key_requests(self, key_id: str) -> Record:
+        """``passed`` and ``limited`` (429): the key's requests that met its rate limit so far,
+        from every process that used it."""
+        return self._call("GET", f"/admin/keys/{key_id}/requests")
+
     # runtime settings and faults
     def get_config(self) -> Record:
         return self._call("GET", "/admin/config")

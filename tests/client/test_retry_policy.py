@@ -158,3 +158,27 @@ def test_one_gate_per_service_and_key():
     assert gate_for("http://x", "key_a") is a
     assert gate_for("http://x", "key_b") is not a
     assert gate_for("http://y", "key_a") is not a
+
+
+def test_a_429_to_a_request_sent_before_the_cut_does_not_cut_the_pace_again():
+    clock = FakeClock()
+    gate = KeyGate(clock=clock)
+    _answered_at(gate, clock, 20, 2.0)
+    sent = clock.now - 0.01
+    gate.penalize(1.0, sent_at=sent)
+    first = gate.pace
+    clock.now += KeyGate.COOLDOWN
+    gate.penalize(1.0, sent_at=sent)  # in flight at the old pace: says nothing of the new
+    assert gate.pace == first
+    gate.penalize(1.0, sent_at=clock.now - 0.1)  # sent at the new pace: the limit fell
+    assert gate.pace <= KeyGate.RETREAT * first * 1.01
+
+
+def test_the_accepted_rate_a_cut_starts_from_leaves_out_a_lull_before_the_run():
+    clock = FakeClock()
+    gate = KeyGate(clock=clock)
+    _answered_at(gate, clock, 20, 0.5)  # a table priced
+    clock.now += 3.0  # the run starts
+    _answered_at(gate, clock, 20, 1.5)
+    gate.penalize(1.0)
+    assert gate.pace == pytest.approx(KeyGate.CUT * 20, rel=0.2)

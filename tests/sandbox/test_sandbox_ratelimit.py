@@ -34,3 +34,14 @@ def test_signed_file_urls_are_not_rate_limited_by_key(sandbox, tenant):
     with sandbox.admin.config_changed(rate_limit_per_second=0.1, rate_limit_burst=1):
         r = httpx.get(f"{sandbox.base_url}/files/asset_x/y.png?expires=1&sig=0")
     assert_error(r, 403, "forbidden")
+
+
+def test_the_requests_of_a_key_are_counted_let_through_or_limited(sandbox, tenant):
+    before = sandbox.admin.key_requests(tenant.key_id)
+    limited = sandbox.admin.config_changed(rate_limit_per_second=0.1, rate_limit_burst=2)
+    with limited, client(sandbox, tenant) as c:
+        statuses = [c.get("/v1/credits").status_code for _ in range(5)]
+    after = sandbox.admin.key_requests(tenant.key_id)
+    assert statuses.count(429) == 3
+    assert after.passed - before.passed == 2
+    assert after.limited - before.limited == 3

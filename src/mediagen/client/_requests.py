@@ -2,8 +2,9 @@
 decide retries.
 
 ``Client`` and ``AsyncClient`` send what these functions build and hand back what they
-received; nothing here touches the network or the file system, and the retry policy only
-decides (the drivers sleep).
+received; nothing here touches the network, and the retry policy only decides (the drivers
+sleep). The one state kept beyond a request, a key's pace, is kept by a store the gate is
+given (:mod:`mediagen.local._pace`: a file the processes of one machine share).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import math
 import random
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -22,6 +22,7 @@ from urllib.parse import quote
 
 from mediagen.client import _errors
 from mediagen.client._errors import UnexpectedResponseError, redact, redact_bytes, redact_value
+from mediagen.local._pace import LocalPace, PaceState, SharedPace, pace_store
 from mediagen.wire import _names as _wire
 
 # =================================================================================================
@@ -180,7 +181,7 @@ def parse_retry_after(value: str | None) -> float | None:
 
 
 class KeyGate:
-    """Shared by every client of one (service, key) in this process: the pace of the key.
+    """Shared by every client of one (service, key) on this machine: the pace of the key.
 
     The spec puts one rate limit on each key and shows neither its value nor its window: a
     client learns it only from 429s. So the gate paces every request of the key (polls and
@@ -196,6 +197,12 @@ class KeyGate:
     ``rate`` (``rate_limit=``, requests per second) fixes the pace instead: nothing is learned,
     and a 429 holds every request of the key for its ``Retry-After`` (then releases them
     ``release_spacing`` apart, not all at once, which would only earn the next 429).
+
+    What the gate decides from lives in its ``store``: this process's memory, or a file every
+    process of the user on this machine shares (:mod:`mediagen.local._pace`), so that the
+    processes of one key keep one pace between them, learn it together and hand it to the next
+    run. A slot is never reserved more than ``LEASE`` seconds ahead: what a process reserved
+    and then took with it when it was killed is back within that time.
     Thread-safe; the caller sleeps for the returned delay (``time.sleep`` or ``asyncio.sleep``).
     """
 
@@ -215,21 +222,41 @@ class KeyGate:
     WINDOW = 5.0
     #: the slowest learned pace (requests per second)
     FLOOR = 0.2
+    #: the furthest ahead of its turn a slot is reserved (seconds): a request whose slot would
+    #: come later waits and asks again, so a killed process holds the key's budget no longer
+    LEASE = 2.0
 
-    def __init__(self, rate: float | None = None, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        rate: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        store: LocalPace | SharedPace | None = None,
+    ):
         self.rate = rate
         self.clock = clock
-        #: the pace learned from 429s (None: no 429 seen yet, nothing to hold to)
-        self.learned: float | None = None
-        self._blocked_until = 0.0
-        self._release_next = 0.0
-        self._next_slot = 0.0
-        self._cut_at = -1e9
-        self._grown_at = 0.0
-        self._held_at = -1e9
-        self._accepted: deque[float] = deque()
-        self.penalties = 0  # how many 429s so far: a held request re-checks after a new one
-        self._lock = threading.Lock()
+        self.store = store if store is not None else LocalPace()
+
+    @property
+    def shared(self) -> bool:
+        """Whether other processes on this machine share this gate's pace."""
+        return self.store.shared
+
+    @property
+    def learned(self) -> float | None:
+        """The pace learned from 429s (None: no 429 seen yet, nothing to hold to)."""
+        with self.store.locked(self.clock) as state:
+            return state.learned
+
+    @learned.setter
+    def learned(self, value: float | None) -> None:
+        with self.store.locked(self.clock) as state:
+            state.learned = value
+
+    @property
+    def penalties(self) -> int:
+        """How many 429s so far: a held request re-checks after a new one."""
+        with self.store.locked(self.clock) as state:
+            return state.penalties
 
     @property
     def pace(self) -> float | None:
@@ -237,72 +264,89 @@ class KeyGate:
         return self.rate or self.learned
 
     def acquire(self, *, waited: bool = False) -> float:
-        """Reserve a slot for one request; returns how long to wait before sending it.
+        """How long to wait before sending one request (see :meth:`reserve`)."""
+        return self.reserve(waited=waited)[0]
+
+    def reserve(self, *, waited: bool = False) -> tuple[float, bool]:
+        """Reserve a slot for one request: how long to wait before sending it, and whether the
+        slot is reserved (False: it would be more than ``LEASE`` ahead; wait, then ask again).
         ``waited``: the request has just waited out its own 429, only the pace holds it."""
-        with self._lock:
+        with self.store.locked(self.clock) as s:
             now = self.clock()
-            blocked = 0.0 if waited else self._blocked_until
-            start = max(now, blocked)
+            blocked = 0.0 if waited else s.blocked_until
+            earliest = start = max(now, blocked)
             if now < blocked:  # held by a 429: leave one at a time
-                start = max(start, self._release_next)
-                self._release_next = start + self.release_spacing
-            pace = self.rate or self.learned
+                start = max(start, s.release_next)
+            pace = self.rate or s.learned
             if pace:
-                if self._next_slot > start:
-                    self._held_at = now  # the pace, not the caller, is what holds requests back
-                start = max(start, self._next_slot)
-                self._next_slot = start + 1.0 / pace
-            return start - now
+                slot = max(start, s.next_slot)
+                if slot - earliest > self.LEASE:
+                    return slot - self.LEASE - now, False
+                if s.next_slot > start:
+                    s.held_at = now  # the pace, not the caller, is what holds requests back
+                s.next_slot = slot + 1.0 / pace
+                start = slot
+            if now < blocked:
+                s.release_next = max(s.release_next, earliest) + self.release_spacing
+            return start - now, True
 
     def answered(self) -> None:
         """The service answered a request of this key without a 429: count it, grow the pace."""
-        with self._lock:
+        with self.store.locked(self.clock) as s:
             now = self.clock()
-            self._accepted.append(now)
-            while self._accepted and self._accepted[0] < now - self.WINDOW:
-                self._accepted.popleft()
-            if self.rate or self.learned is None:
+            s.count_answer(now)
+            if self.rate or s.learned is None:
                 return
-            elapsed, self._grown_at = max(0.0, now - self._grown_at), now
-            if now - self._held_at > 1.0:
+            elapsed, s.grown_at = max(0.0, now - s.grown_at), now
+            if now - s.held_at > 1.0:
                 return  # the pace holds nothing back: a key used lightly grows no huge pace
-            growth = self.PROBE if now - self._cut_at < self.PLATEAU else self.GROW
-            self.learned *= 1.0 + growth * min(elapsed, 1.0)
+            growth = self.PROBE if now - s.cut_at < self.PLATEAU else self.GROW
+            s.learned *= 1.0 + growth * min(elapsed, 1.0)
 
-    def penalize(self, seconds: float) -> float:
-        """The service said 429 with ``Retry-After: seconds``; returns how long the request
-        that got it waits before it is sent again (the others: see the class)."""
-        with self._lock:
+    def penalize(self, seconds: float, sent_at: float | None = None) -> float:
+        """The service said 429 with ``Retry-After: seconds`` to a request sent at ``sent_at``
+        (the gate's clock); returns how long that request waits before it is sent again (the
+        others: see the class). A request sent before the pace was last cut says nothing of
+        the new pace (many are in flight when a key has several processes): no cut, as TCP
+        cuts once per window."""
+        with self.store.locked(self.clock) as s:
             now = self.clock()
-            self.penalties += 1
-            if not self.rate and now - self._cut_at >= self.COOLDOWN:
-                self._cut(now)
+            s.penalties += 1
+            stale = sent_at is not None and sent_at <= s.cut_at
+            if not self.rate and not stale and now - s.cut_at >= self.COOLDOWN:
+                self._cut(s, now)
             if self.rate or seconds > self.SHORT:
-                self._blocked_until = max(self._blocked_until, now + max(0.0, seconds))
-                self._release_next = self._blocked_until
+                s.blocked_until = max(s.blocked_until, now + max(0.0, seconds))
+                s.release_next = s.blocked_until
                 return 0.0
-            self._blocked_until = max(self._blocked_until, now + self.HOLD)
-            self._release_next = self._blocked_until
+            s.blocked_until = max(s.blocked_until, now + self.HOLD)
+            s.release_next = s.blocked_until
             return max(0.0, seconds)
 
-    def _cut(self, now: float) -> None:
-        """Lower the learned pace below what the service accepted (under the lock)."""
-        while self._accepted and self._accepted[0] < now - self.WINDOW:
-            self._accepted.popleft()
-        span = max(1.0, now - self._accepted[0]) if self._accepted else 1.0
-        accepted = len(self._accepted) / span
-        base = accepted if self.learned is None else min(self.learned, accepted)
+    def _cut(self, s: PaceState, now: float) -> None:
+        """Lower the learned pace below what the service accepted (under the store's lock)."""
+        accepted = s.accepted_rate(now, self.WINDOW)
+        base = accepted if s.learned is None else min(s.learned, accepted)
         # 429s again soon after a cut: the limit fell, not just a probe too far
-        cut = self.CUT if now - self._cut_at >= self.PLATEAU else self.RETREAT
-        self.learned = max(self.FLOOR, cut * (base or self.FLOOR))
-        self._cut_at = self._grown_at = now
+        cut = self.CUT if now - s.cut_at >= self.PLATEAU else self.RETREAT
+        s.learned = max(self.FLOOR, cut * (base or self.FLOOR))
+        s.cut_at = s.grown_at = now
         # the slots already handed out at the old pace go at the new one
-        self._next_slot = min(self._next_slot, now + 1.0 / self.learned)
+        s.next_slot = min(s.next_slot, now + 1.0 / s.learned)
+
+    def adopt(self, pace: float) -> None:
+        """Hold to ``pace`` (requests per second) as if learned: a pace another machine or an
+        earlier run learned for this key, or this machine's share of it."""
+        with self.store.locked(self.clock) as s:
+            now = self.clock()
+            s.learned = max(self.FLOOR, pace)
+            s.next_slot = min(s.next_slot, now + 1.0 / s.learned)
 
     @property
     def blocked_for(self) -> float:
-        with self._lock:
-            return max(0.0, self._blocked_until - self.clock())
+        with self.store.locked(self.clock) as s:
+            now = self.clock()
+            return max(0.0, s.blocked_until - now)
 
     @property
     def waiting_for(self) -> float:
@@ -317,11 +361,15 @@ _GATES_LOCK = threading.Lock()
 
 
 def gate_for(base_url: str, key_fingerprint: str, rate: float | None = None) -> KeyGate:
-    """The process-wide gate of one (service, key); ``rate`` updates it when given."""
+    """The gate of one (service, key), one per process and sharing its state with the other
+    processes of this machine when it can; ``rate`` updates it when given."""
     with _GATES_LOCK:
         gate = _GATES.get((base_url, key_fingerprint))
         if gate is None:
-            gate = _GATES[(base_url, key_fingerprint)] = KeyGate(rate)
+            store = pace_store(base_url, key_fingerprint)
+            # another process's times must mean the same: the wall clock, not this boot's
+            clock = time.time if store.shared else time.monotonic
+            gate = _GATES[(base_url, key_fingerprint)] = KeyGate(rate, clock, store)
         elif rate is not None:
             gate.rate = rate
         return gate

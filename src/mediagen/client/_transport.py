@@ -396,19 +396,24 @@ def call_plan(
     if not persistent:
         deadline = earlier(deadline, start + client._config.timeout)
     tries, gate = Attempts(client._policy, client._clock, deadline, persistent), client._gate
-    sent, last, unreadable, waited = 0, None, 0, False
+    sent, last, unreadable, waited, sent_at = 0, None, 0, False, 0.0
     try:
         while True:
-            seen, hold = gate.penalties, gate.acquire(waited=waited)
+            seen = gate.penalties
+            hold, reserved = gate.reserve(waited=waited)
             waited = False
-            while hold > 0:
+            while hold > 0 or not reserved:
                 yield Wait(tries.pause(hold))
                 hold = 0.0
-                if gate.penalties != seen and gate.blocked_for > 0:
+                if not reserved:  # its slot was too far ahead to hold: ask for one now
+                    seen = gate.penalties
+                    hold, reserved = gate.reserve()
+                elif gate.penalties != seen and gate.blocked_for > 0:
                     # a 429 that came back while this request was held holds it again
-                    seen, hold = gate.penalties, gate.acquire()
+                    seen = gate.penalties
+                    hold, reserved = gate.reserve()
             try:
-                sent += 1
+                sent, sent_at = sent + 1, gate.clock()
                 status, headers, content = yield Send(tries)
                 if status != 429:
                     gate.answered()
@@ -432,7 +437,7 @@ def call_plan(
                 # Retry-After even when this call's deadline comes sooner (at a fixed
                 # rate_limit=, or a Retry-After longer than a moment, every request of the
                 # key waits it out)
-                own = gate.penalize(max(delay, hint or 0.0))
+                own = gate.penalize(max(delay, hint or 0.0), sent_at)
                 if own > 0:
                     yield Wait(tries.pause(own))
                     waited = True

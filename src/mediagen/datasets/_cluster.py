@@ -14,7 +14,10 @@ in a task graph, a pickled function, a log line or a result column.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+import contextlib
+import time
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -24,8 +27,77 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from mediagen.client import Client
+    from mediagen.client._requests import KeyGate
     from mediagen.datasets._fields import PlanSpec
     from mediagen.datasets._plan import Plan
+
+#: how a worker's gate joins the cluster's pace for a partition: entered before its rows run,
+#: left after (the Dask adapter reads and publishes the pace; the Spark adapter takes a share)
+Coordinate = Callable[["KeyGate"], AbstractContextManager[None]]
+
+
+@dataclass(frozen=True)
+class ClusterPace:
+    """The key's pace as the driver knew it when the run was planned, for the machines of the
+    cluster: requests per second (None: nothing known yet), when, and the group of processes
+    that share the driver's pace file (its machine's). Named by the key's fingerprint, never
+    by the key."""
+
+    name: str
+    pace: float | None
+    group: str
+    at: float
+
+    def adopt(self, gate: KeyGate, pace: float | None, at: float, group: str, share: float) -> None:
+        """Hold ``gate`` to ``share`` of ``pace`` (the cluster's, published at ``at`` by a
+        process of ``group``) unless it was adopted already, or it is this machine's own and
+        the machine has learned a pace: this machine's processes learn together through their
+        pace file, and an adoption each time a partition starts would undo what they learned
+        since. (A pace the driver was told, ``rate_limit=``, is in no file: its machine's
+        workers start from it when they know nothing yet.)"""
+        if not pace or at <= _ADOPTED.get(self.name, 0.0):
+            return
+        if group == _machine_group() and gate.learned is not None:
+            return
+        _ADOPTED[self.name] = at
+        gate.adopt(pace * share)
+
+    def mark(self, at: float) -> None:
+        """This process published the pace at ``at``: not one to adopt back."""
+        _ADOPTED[self.name] = max(at, _ADOPTED.get(self.name, 0.0))
+
+
+#: per pace name, the newest published pace this process adopted or published
+_ADOPTED: dict[str, float] = {}
+
+
+def _machine_group() -> str:
+    from mediagen.local._pace import machine_group
+
+    return machine_group()
+
+
+def driver_pace(client: Client) -> ClusterPace:
+    """The driver's :class:`ClusterPace` of its client's key: the pace its gate holds to (told
+    or learned, by this run or an earlier one on this machine)."""
+    from mediagen.local._pace import pace_file_name
+
+    config = client._config
+    name = "mediagen-" + pace_file_name(config.base_url, config.key_fingerprint)
+    return ClusterPace(name, client._gate.pace, _machine_group(), time.time())
+
+
+def share_of(pace: ClusterPace | None, share: float) -> Coordinate:
+    """A partition's gate takes ``share`` of the driver's pace when it runs on a machine other
+    than the driver's (Spark: the executor's task slots over the tasks that run at once)."""
+
+    @contextlib.contextmanager
+    def coordinate(gate: KeyGate) -> Iterator[None]:
+        if pace is not None:
+            pace.adopt(gate, pace.pace, pace.at, pace.group, share)
+        yield
+
+    return coordinate
 
 
 @dataclass(frozen=True)
@@ -38,10 +110,13 @@ class ClusterRun:
     concurrency: int
     #: the labels of rows the plan found invalid and skips (``on_invalid="skip"``): problem
     skipped: Mapping[Hashable, str] = field(default_factory=dict)
+    #: the key's pace on the driver, which the workers' gates start from
+    pace: ClusterPace | None = None
 
-    def run(self, part: pd.DataFrame) -> pd.DataFrame:
+    def run(self, part: pd.DataFrame, coordinate: Coordinate | None = None) -> pd.DataFrame:
         """Run one partition (its index: the row labels) on a worker: one result line per
-        row, same index, exactly ``RESULT_COLUMNS``; a skipped row is sent nowhere."""
+        row, same index, exactly ``RESULT_COLUMNS``; a skipped row is sent nowhere.
+        ``coordinate``: how the worker's gate joins the cluster's pace meanwhile."""
         import pandas as pd
 
         from mediagen.client import Client
@@ -51,7 +126,11 @@ class ClusterRun:
         sent = part[[not s for s in skip]] if any(skip) else part
         rows = self.spec.rows(sent, self.run_id)
         with Client() as client:
-            out = run_rows(client, rows, output_dir=self.output_dir, concurrency=self.concurrency)
+            joined = coordinate(client._gate) if coordinate else contextlib.nullcontext()
+            with joined:
+                out = run_rows(
+                    client, rows, output_dir=self.output_dir, concurrency=self.concurrency
+                )
         if not any(skip):
             return out.astype(RESULT_COLUMNS)
         labels = part.index[skip]
@@ -110,5 +189,6 @@ def plan_on_driver(
         output_dir=None if output_dir is None else str(output_dir),
         concurrency=concurrency,
         skipped=skipped,
+        pace=driver_pace(made.client),
     )
     return made, run

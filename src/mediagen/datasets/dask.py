@@ -14,14 +14,37 @@ worker died and the scheduler ran its partition again, or when the result is com
 Each worker builds its own ``Client()`` from its environment: give the cluster
 ``MEDIAGEN_API_KEY`` (``LocalCluster(env={...})``, the worker pods' environment, or
 ``distributed.worker.env`` in Dask's config). The key is never put in the task graph.
+
+One rate limit for the whole cluster. The service limits each key, not each worker: sixteen
+workers pacing themselves alone would send sixteen times the limit and each meet its own 429s.
+The processes of one machine already share the key's pace through a file (every worker of a
+``LocalCluster`` among them: see :class:`~mediagen.client._requests.KeyGate`). Between
+machines the pace goes through a ``distributed.Variable`` named by the key's fingerprint (and
+the service URL's hash): the driver puts there the pace it knows when the run is planned (told
+with ``rate_limit=`` or learned, by now or by an earlier run); each worker, as a partition
+starts, holds its machine to that pace times the machine's share of the cluster's workers
+(counted in the scheduler's metadata, each worker under its machine's group); as the partition
+ends it puts back what its machine learned meanwhile, scaled to the whole cluster, for the
+other machines' next partitions and the next run. So the machines' shares add up to the
+cluster's pace, and each machine still adapts to the 429s it meets (the cut of a machine
+whose share was too much reaches the others a partition later).
+
+Why not a token per request from a scheduler-held ``Semaphore`` or ``Queue``: a round trip to
+the scheduler for every request, on every worker, and a driver thread to refill the tokens
+for as long as the lazy result may be computed, for what a share adjusted once per partition
+gives too. A worker that dies holds nothing of the Variable's; what it had reserved of its
+machine's pace comes back within the gate's lease.
 """
 
 from __future__ import annotations
 
+import contextlib
+import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 from mediagen._extras import require
-from mediagen.datasets._cluster import ClusterRun, named_columns, plan_on_driver
+from mediagen.datasets._cluster import ClusterPace, ClusterRun, named_columns, plan_on_driver
 from mediagen.datasets._schema import RESULT_COLUMNS
 
 require("dask", "mediagen.dask")
@@ -31,7 +54,11 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from mediagen.client import Client
+    from mediagen.client._requests import KeyGate
     from mediagen.datasets._plan import Plan
+
+#: the scheduler metadata under which each worker names its machine's group, per pace
+METADATA = "mediagen-pace"
 
 
 def generate(
@@ -65,6 +92,7 @@ def generate(
         fields=fields,
         on_invalid=on_invalid,
     )
+    publish_pace(run.pace)
     return ddf.map_partitions(_run_partition, run, meta=_meta(ddf), align_dataframes=False)
 
 
@@ -113,7 +141,80 @@ def _no_columns(part: pd.DataFrame) -> pd.DataFrame:
 
 def _run_partition(part: pd.DataFrame, run: ClusterRun) -> pd.DataFrame:
     """One partition, on a worker."""
-    return run.run(part)
+    pace = run.pace
+    if pace is None:
+        return run.run(part)
+
+    def coordinate(gate: KeyGate) -> contextlib.AbstractContextManager[None]:
+        return cluster_pace(pace, gate)
+
+    return run.run(part, coordinate)
+
+
+def _distributed_client() -> Any:
+    """The ``distributed`` client of this process (a worker's, or the driver's default), or
+    None when the graph runs on Dask's local schedulers (one machine: the pace file is enough)."""
+    try:
+        from distributed import get_client
+    except ImportError:
+        return None
+    try:
+        return get_client()
+    except ValueError:
+        return None
+
+
+def publish_pace(pace: ClusterPace | None) -> None:
+    """On the driver: the key's pace, for the workers' first partitions."""
+    client = _distributed_client()
+    if pace is None or client is None:
+        return
+    from distributed import Variable
+
+    Variable(pace.name, client=client).set({"pace": pace.pace, "at": pace.at, "group": pace.group})
+
+
+def machine_share(client: Any, pace: ClusterPace, group: str) -> float:
+    """This machine's share of the cluster's workers: its workers named under ``group`` in
+    the scheduler's metadata (this one now among them) over every worker the scheduler has.
+    One of this machine's workers not named yet makes the share smaller, never larger."""
+    from distributed import get_worker
+
+    client.set_metadata([METADATA, pace.name, get_worker().address], group)
+    named = client.get_metadata([METADATA, pace.name], default={}) or {}
+    workers = set(client.scheduler_info(n_workers=-1)["workers"])
+    mine = sum(1 for address, found in named.items() if found == group and address in workers)
+    return max(1, mine) / max(1, len(workers))
+
+
+@contextlib.contextmanager
+def cluster_pace(pace: ClusterPace, gate: KeyGate) -> Iterator[None]:
+    """On a worker, around a partition: its machine takes its share of the pace the Variable
+    holds, and puts back what it learned (see the module's docstring)."""
+    from mediagen.local._pace import machine_group
+
+    client = _distributed_client()
+    if client is None:
+        yield
+        return
+    from distributed import Variable
+
+    group, variable = machine_group(), Variable(pace.name, client=client)
+    share = machine_share(client, pace, group)
+    try:
+        found = variable.get(timeout=5)
+    except TimeoutError:
+        found = None
+    if isinstance(found, dict):
+        pace.adopt(gate, found.get("pace"), float(found.get("at") or 0.0), found["group"], share)
+    try:
+        yield
+    finally:
+        learned = None if gate.rate else gate.learned
+        if learned:
+            at = time.time()
+            pace.mark(at)
+            variable.set({"pace": learned / share, "at": at, "group": group})
 
 
 def _meta(ddf: dd.DataFrame) -> pd.DataFrame:

@@ -24,6 +24,15 @@ UI) unless ``spark.redaction.regex`` matches the name, and its default regex doe
 ``.config("spark.redaction.regex", r"(?i)secret|password|token|access[.]?key|api[._]?key")``.
 A Python worker killed mid-partition fails its task, and Spark runs the task again with the
 same keys: every row is charged once.
+
+One rate limit for all the tasks: the service limits the key, not the task. The tasks on one
+machine share the key's pace through a file (every task of a ``local[N]`` session among them:
+see :class:`~mediagen.client._requests.KeyGate`), and learn it together from the 429s. Spark
+has no shared object a task could read the others' pace from, so on a machine other than the
+driver's the budget is divided: the pace the driver knows when the run is planned (told with
+``rate_limit=`` or learned) is split between the tasks that run at once (the session's default
+parallelism), and the machine's tasks take their executor's part (``spark.executor.cores`` of
+them) and adapt within it from the 429s they meet.
 """
 
 from __future__ import annotations
@@ -32,7 +41,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from mediagen._extras import require
-from mediagen.datasets._cluster import ClusterRun, named_columns, plan_on_driver
+from mediagen.datasets._cluster import ClusterRun, named_columns, plan_on_driver, share_of
 from mediagen.datasets._schema import RESULT_COLUMNS
 
 require("spark", "mediagen.spark")
@@ -92,15 +101,24 @@ def generate(
         on_invalid=on_invalid,
     )
     schema = result_schema(sdf, index)
+    share = executor_share(sdf)
 
     def run_batches(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        yield from _run_batches(batches, run, index)
+        yield from _run_batches(batches, run, index, share)
 
     return sdf.mapInPandas(run_batches, schema=schema)
 
 
+def executor_share(sdf: DataFrame) -> float:
+    """An executor's part of the key's pace: its task slots over the tasks that run at once."""
+    context = sdf.sparkSession.sparkContext
+    slots = max(1, int(context.defaultParallelism))
+    cores = int(context.getConf().get("spark.executor.cores", "1") or 1)
+    return min(1.0, cores / slots)
+
+
 def _run_batches(
-    batches: Iterator[pd.DataFrame], run: ClusterRun, index: str | None
+    batches: Iterator[pd.DataFrame], run: ClusterRun, index: str | None, share: float = 1.0
 ) -> Iterator[pd.DataFrame]:
     """One task's batches, on an executor: each batch's rows run, labelled, in order."""
     import pandas as pd
@@ -115,7 +133,7 @@ def _run_batches(
         else:
             batch.index = pd.RangeIndex(base + place, base + place + len(batch), name=ROW_ID)
         place += len(batch)
-        out = run.run(batch)
+        out = run.run(batch, share_of(run.pace, share))
         out.insert(0, index or ROW_ID, batch.index.to_numpy())
         yield out.reset_index(drop=True)
 

@@ -235,6 +235,14 @@ async def patch_key(key_id: str, body: KeyPatch, ctx: AdminDep):
     return json_response(_key_json(accounts.key(ctx.store, key_id)))
 
 
+@router.get("/keys/{key_id}/requests", summary="How many requests of a key met its rate limit")
+async def key_requests(key_id: str, ctx: AdminDep):
+    if accounts.key(ctx.store, key_id) is None:
+        raise not_found(f"Key {key_id} not found.")
+    passed, limited = ctx.limiter.counts(key_id)
+    return json_response({"key_id": key_id, "passed": passed, "limited": limited})
+
+
 @router.get("/config", summary="Runtime settings")
 async def get_config(ctx: AdminDep):
     return json_response(ctx.config.current.to_dict())

@@ -14,8 +14,7 @@ from cluster_fixtures import assert_one_charge_per_row, charge_entries
 
 import mediagen
 from mediagen.client._requests import KeyGate
-from mediagen.datasets import _cluster
-from mediagen.datasets import dask as mediagen_dask
+from mediagen.datasets import _cluster, dask as mediagen_dask
 from mediagen.local import _pace
 
 

@@ -352,8 +352,8 @@ class KeyGate:
     def waiting_for(self) -> float:
         """How long a request of the key made now would wait: a 429's hold, or the pace when
         it binds (requests queued behind it)."""
-        with self._lock:
-            return max(0.0, max(self._blocked_until, self._next_slot) - self.clock())
+        with self.store.locked(self.clock) as s:
+            return max(0.0, max(s.blocked_until, s.next_slot) - self.clock())
 
 
 _GATES: dict[tuple[str, str], KeyGate] = {}

@@ -199,3 +199,14 @@ def test_the_async_client_signs_off_its_event_loop(
     assert threads
     assert all(t is not threading.main_thread() for t in threads)
     assert mg.verify(saved, trust_anchors=pki["root.pem"]).status == "valid"
+
+
+def test_a_copy_of_an_output_cached_unsigned_is_signed_once_a_signer_is_set(
+    client, catalog, pki, signed_by, tmp_path
+):
+    done = _generate(client, catalog, "image")
+    assert mg.verify(done.outputs[0].local_path).status == "unsigned"
+    with signed_by(pki["chain.pem"], pki["leaf.key"]):
+        saved = done.outputs[0].save(tmp_path)
+    assert mg.verify(saved, trust_anchors=pki["root.pem"]).status == "valid"
+    assert json.loads(sidecar_of(saved).read_text())["signed"] is True

@@ -62,7 +62,12 @@ def manifest_definition(record: dict[str, Any], title: str, mime: str) -> dict[s
     }
 
 
-_NO_THUMBNAIL = {"builder": {"thumbnail": {"enabled": False}}}
+# A thumbnail of a generated image is nearly the image again (twice the file, ten times the
+# time); reading the file back after signing checks c2pa's own work, which its tests do.
+_SETTINGS = {
+    "builder": {"thumbnail": {"enabled": False}},
+    "verify": {"verify_after_sign": False},
+}
 
 
 def embed(path: Path, record: dict[str, Any], signer: Any, mime: str) -> None:
@@ -70,8 +75,7 @@ def embed(path: Path, record: dict[str, Any], signer: Any, mime: str) -> None:
     import c2pa
 
     temp = path.with_name(f".{path.name}.{os.getpid()}.c2pa.tmp")
-    # a thumbnail of a generated image is nearly the image again: twice the file, 10x the time
-    context = c2pa.Context.from_dict(_NO_THUMBNAIL)
+    context = c2pa.Context.from_dict(_SETTINGS)
     try:
         definition = manifest_definition(record, path.name, mime)
         with (
@@ -88,13 +92,18 @@ def embed(path: Path, record: dict[str, Any], signer: Any, mime: str) -> None:
 def seal(path: Path, record: dict[str, Any], content_type: str | None = None) -> Path:
     """``path`` marked: signed in place when a signer is configured, and its sidecar written.
 
-    A file already sealed with this record (its sidecar names its current hash) is left as
-    it is, so a copy of a sealed cache file is not signed twice."""
+    A file already sealed (its sidecar names its current hash) is left as it is, so a copy of
+    a signed cache file is not signed twice; one sealed unsigned is signed once a signer is
+    configured."""
     path = Path(path)
-    known = read_sidecar(path)
-    if known and known.get("file_sha256") == file_sha256(path):
-        return path
     signer = current_signer()
+    known = read_sidecar(path)
+    if (
+        known
+        and known.get("file_sha256") == file_sha256(path)
+        and (known.get("signed") or signer is None)
+    ):
+        return path
     sidecar: dict[str, Any] = {ASSERTION_LABEL: record, "signed": False}
     mime = mime_of(path, content_type)
     if signer is not None and mime is not None:

@@ -48,7 +48,9 @@ def test_a_local_output_dir_holds_the_only_copy_and_a_re_run_restores_it(
     assert len(fetched) == 3  # each output fetched once, straight into output_dir
     assert _cached(client) == []
     assert sorted(p.name for p in (tmp_path / "renders").iterdir()) == sorted(
-        [p.name for p in files] + [sidecar_of(p).name for p in files] + ["results.parquet"]
+        [p.name for p in files]
+        + [sidecar_of(p).name for p in files]
+        + ["results.parquet", "run-manifest.json"]
     )  # no temporary file left beside them, each output's content credentials beside it
     paid = charges(tenant)[1]
 

@@ -36,3 +36,12 @@ def read_sidecar(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def sealed_as(path: Path) -> str:
+    """``signed`` or ``unsigned`` as the file's sidecar says, ``none`` without one: what a
+    table run's row records without reading the file again (``verify`` checks it)."""
+    sidecar = read_sidecar(path)
+    if sidecar is None:
+        return "none"
+    return "signed" if sidecar.get("signed") else "unsigned"

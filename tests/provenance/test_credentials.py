@@ -14,6 +14,7 @@ import pytest
 
 import mediagen as mg
 from conftest import example
+from mediagen import provenance
 from mediagen.provenance import ASSERTION_LABEL
 from mediagen.provenance._record import file_sha256
 from mediagen.provenance._sidecar import sidecar_of
@@ -210,3 +211,27 @@ def test_a_copy_of_an_output_cached_unsigned_is_signed_once_a_signer_is_set(
         saved = done.outputs[0].save(tmp_path)
     assert mg.verify(saved, trust_anchors=pki["root.pem"]).status == "valid"
     assert json.loads(sidecar_of(saved).read_text())["signed"] is True
+
+
+def test_a_callback_signs_for_a_key_that_stays_in_its_vault(client, catalog, pki, tmp_path):
+    """A KMS or HSM never hands its key over: mediagen passes the bytes, the callback signs."""
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    vault = serialization.load_pem_private_key(pki["leaf.key"].read_bytes(), None)
+    asked = []
+
+    def kms_sign(data: bytes) -> bytes:
+        asked.append(len(data))
+        return vault.sign(data, ec.ECDSA(hashes.SHA256()))
+
+    provenance.configure(certificate_chain=pki["chain.pem"], sign=kms_sign)
+    try:
+        saved = _generate(client, catalog, "image").outputs[0].save(tmp_path)
+    finally:
+        provenance.configure()
+    assert asked
+    assert mg.verify(saved, trust_anchors=pki["root.pem"]).status == "valid"
+    record = json.loads(sidecar_of(saved).read_text())[ASSERTION_LABEL]
+    assert record["request"]["prompt"]
+    assert "api_key" not in json.dumps(record)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import struct
 import subprocess
 import sys
 
@@ -87,15 +88,45 @@ def test_each_media_type_is_signed_and_reads_back_trusted(
     assert f"credits={done.credits_charged:g}" in line
 
 
-def test_one_flipped_byte_reads_tampered_with_c2pa_code(client, catalog, pki, signed_by, tmp_path):
+def _flip_in_payload(data: bytearray, chunk: bytes | None) -> None:
+    """One byte flipped halfway into the media payload after ``chunk`` (PNG IDAT, MP4 mdat),
+    or in the last frame of an MP3 (``None``: its manifest is in the ID3 tag up front), so
+    the manifest itself is intact and only the hash binding can notice."""
+    if chunk is None:
+        data[len(data) - 100] ^= 0xFF
+        return
+    at = data.rfind(chunk) if chunk == b"IDAT" else data.find(chunk)
+    assert at > 0, chunk
+    length = struct.unpack(">I", data[at - 4 : at])[0]
+    data[at + length // 2] ^= 0xFF
+
+
+@pytest.mark.parametrize(
+    ("kind", "chunk", "code"),
+    [
+        ("image", b"IDAT", "assertion.dataHash.mismatch"),
+        ("speech", None, "assertion.dataHash.mismatch"),
+        ("video", b"mdat", "assertion.bmffHash.mismatch"),
+    ],
+)
+def test_one_flipped_byte_reads_tampered_with_c2pa_code(
+    client, catalog, pki, signed_by, tmp_path, kind, chunk, code
+):
     with signed_by(pki["chain.pem"], pki["leaf.key"]):
-        saved = _generate(client, catalog, "speech").outputs[0].save(tmp_path)
+        saved = _generate(client, catalog, kind).outputs[0].save(tmp_path)
     data = bytearray(saved.read_bytes())
-    data[len(data) - 100] ^= 0xFF  # the WAV's samples, far after its manifest
+    _flip_in_payload(data, chunk)
     saved.write_bytes(bytes(data))
     run = _cli("--trust-anchors", pki["root.pem"], saved)
     assert run.returncode == 1
-    assert "tampered (assertion.dataHash.mismatch)" in run.stdout, run.stdout
+    assert f"tampered ({code})" in run.stdout, run.stdout
+
+
+def test_verify_without_the_provenance_extra_names_it(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "c2pa", None)
+    (tmp_path / "a.png").write_bytes(b"\x89PNG")
+    with pytest.raises(mg.MissingExtraError, match=r'pip install "mediagen\[provenance\]"'):
+        mg.verify(tmp_path / "a.png")
 
 
 def test_a_self_signed_certificate_signs_but_reads_untrusted(

@@ -1,9 +1,9 @@
-"""What a manifest says about a generation: read off the output and its generation, never
-off the client's settings, so no key can reach it.
+"""What a manifest says about a generation: read off the output and its generation.
 
-The request is kept as the service echoed it, less anything that is not about the media
-(URLs are temporary and may carry signed query strings); uploaded inputs appear by id and
-hash, as the service reports them.
+The request is kept as the service echoes it in the generation (its prompt and inputs; uploaded
+inputs by asset id), less what is not about the media (URLs are temporary and may carry signed
+query strings) and what the record holds already; nothing of the client's settings is read,
+so no key can reach it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,13 @@ from mediagen._version import __version__
 #: the label of mediagen's own assertion in a C2PA manifest (and the sidecar's key)
 ASSERTION_LABEL = "org.mediagen.generation"
 
-_REQUEST_DROPPED = frozenset({"outputs", "url", "upload_url", "status", "error"})
+# what is not about the media, or is a field of the record already
+_REQUEST_DROPPED = frozenset(
+    {
+        "outputs", "url", "upload_url", "status", "error", "id", "object", "created_at",
+        "completed_at", "credits_charged", "result_meta", "model", "mode", "type",
+    }
+)  # fmt: skip
 _CHUNK = 1 << 20
 
 

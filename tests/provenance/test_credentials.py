@@ -145,9 +145,12 @@ def test_a_file_without_credentials_says_so(tmp_path):
 
     bare = tmp_path / "photo.png"
     Image.new("RGB", (16, 16), (200, 30, 30)).save(bare)
-    run = _cli(bare)
+    run = _cli(bare, tmp_path / "gone.png")
     assert run.returncode == 1
-    assert run.stdout.strip() == f"{bare}: no manifest"
+    assert run.stdout.splitlines() == [
+        f"{bare}: no manifest",
+        f"{tmp_path / 'gone.png'}: no such file",
+    ]
     assert mg.verify(bare).status == "no manifest"
     garbled = tmp_path / "garbled.png"
     garbled.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))

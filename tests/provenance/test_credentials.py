@@ -269,3 +269,15 @@ def test_a_callback_signs_for_a_key_that_stays_in_its_vault(client, catalog, pki
     record = json.loads(sidecar_of(saved).read_text())[ASSERTION_LABEL]
     assert record["request"]["prompt"]
     assert "api_key" not in json.dumps(record)
+
+
+def test_the_manifest_holds_the_request_as_sent_and_its_estimate(client, catalog, tmp_path):
+    request = example(catalog, "pixel-1")
+    quote = client.models.estimate_request(request)
+    generation = client.images.create(**request, estimate=True)
+    done = client.generations.wait(generation, timeout=60)
+    record = json.loads(sidecar_of(done.outputs[0].save(tmp_path)).read_text())[ASSERTION_LABEL]
+    sent = {k: v for k, v in request.items() if k not in ("model", "mode")}
+    assert record["request"] == sent
+    assert record["estimate"]["credits_after_discount"] == quote.credits_after_discount
+    assert record["credits_charged"] == done.credits_charged

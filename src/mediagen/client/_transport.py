@@ -140,7 +140,9 @@ def seal_output(output: GenerationOutput[Any], path: Path) -> Path:
         known = read_sidecar(cached)
         if known is not None:
             write_sidecar(path, known)
-    return seal(path, build_record(output, path, output.generation), output.content_type)
+    sent = client._noted_request(output.generation_id) if client is not None else None
+    record = build_record(output, path, output.generation, sent)
+    return seal(path, record, output.content_type)
 
 
 def save_output(

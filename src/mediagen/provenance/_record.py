@@ -51,17 +51,24 @@ def _request(raw: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in source.items() if k not in _REQUEST_DROPPED and "key" not in k}
 
 
-def build_record(output: Any, path: Path, generation: Any = None) -> dict[str, Any]:
-    """The facts of ``output`` (a ``GenerationOutput``) saved at ``path``: JSON-ready."""
+def build_record(
+    output: Any, path: Path, generation: Any = None, sent: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The facts of ``output`` (a ``GenerationOutput``) saved at ``path``: JSON-ready.
+    ``sent``: the request as this process sent it and its estimate, when it did."""
     raw: dict[str, Any] = dict(getattr(generation, "raw", None) or {})
-    estimate = raw.get("estimate") or raw.get("estimated_credits")
+    request = _request(raw)
+    estimate = None
+    if sent is not None:
+        request = {**request, **_request(dict(sent.get("request") or {}))}
+        estimate = sent.get("estimate")
     return {
         "generation_id": getattr(output, "generation_id", None) or raw.get("id"),
         "asset_id": getattr(output, "asset_id", None),
         "model": getattr(generation, "model", None) or raw.get("model"),
         "mode": getattr(generation, "mode", None) or raw.get("mode"),
         "type": getattr(generation, "type", None) or raw.get("type"),
-        "request": _request(raw),
+        "request": request,
         "estimate": estimate,
         "credits_charged": getattr(generation, "credits_charged", None),
         "created_at": _text(getattr(generation, "created_at", None)),

@@ -153,8 +153,3 @@ def client(sandbox, tenant, tmp_path):
         cache_dir=tmp_path / "cache",
     ) as made:
         yield made
-
-
-def example(catalog, model: str, mode: str | None = None) -> dict:
-    examples = catalog[model]["example_request"]
-    return dict(examples[mode or next(iter(examples))])

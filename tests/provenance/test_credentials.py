@@ -12,9 +12,9 @@ import sys
 
 import c2pa
 import pytest
+from provenance_helpers import example
 
 import mediagen as mg
-from conftest import example
 from mediagen import provenance
 from mediagen.provenance import ASSERTION_LABEL
 from mediagen.provenance._record import file_sha256

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from mediagen._version import __version__
 
 if TYPE_CHECKING:  # what editors and type checkers read; loaded on first use (below)
+    from pathlib import Path
+
     from mediagen._extras import MissingExtraError
     from mediagen.client import (
         APIConnectionError,
@@ -109,6 +111,7 @@ __all__ = [
     "compare",
     "spend_dashboard",
     "studio",
+    "verify",
 ]
 
 
@@ -179,6 +182,15 @@ def col(name: str) -> Any:
     from mediagen.datasets._col import col as _col
 
     return _col(name)
+
+
+def verify(path: "str | Path", *, trust_anchors: "str | Path | None" = None) -> Any:
+    """The content credentials of a saved output, checked (``mediagen.provenance.verify``):
+    ``.status`` is ``valid``, ``untrusted signer``, ``tampered``, ``unsigned`` or
+    ``no manifest``; ``.line()`` says it in one line. ``trust_anchors``: a team's CA (PEM)."""
+    from mediagen.provenance import verify as _verify
+
+    return _verify(path, trust_anchors=trust_anchors)
 
 
 class _PandasWatch:

@@ -24,6 +24,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "lab": (*NOTEBOOK, *SANDBOX, "jupyterlab", "ipykernel"),
     "dask": ("dask", "distributed", "pandas", "pyarrow"),
     "spark": ("pyspark", "pandas", "pyarrow"),
+    "provenance": ("c2pa",),
 }
 #: what a table needs (``df.mediagen``, ``to_dataframe()``): a part of the notebook extra
 TABLES = ("pandas", "pyarrow")

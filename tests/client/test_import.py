@@ -24,9 +24,10 @@ HEAVY = (
 
 #: every module ``import mediagen; mediagen.Client()`` loads beyond what ``import httpx;
 #: httpx.Client()`` loads: the client's settings, its requests and retry policy (with the
-#: wire names they use), its driver (beside its asyncio twin's, which loads no asyncio) and
-#: the module declaring the two clients. Batches, uploads, models, the journal and the
-#: resources load on the client's first call.
+#: wire names they use), its driver (beside its asyncio twin's, which loads no asyncio), the
+#: module declaring the two clients and the key's pace (a record the machine's processes
+#: share, under a file lock). Batches, uploads, models, the journal and the resources load on
+#: the client's first call.
 CLIENT_STARTUP = {
     "mediagen",
     "mediagen._version",
@@ -40,6 +41,9 @@ CLIENT_STARTUP = {
     "mediagen.client._requests",
     "mediagen.wire",
     "mediagen.wire._names",
+    "mediagen.local",
+    "mediagen.local._pace",
+    "fcntl",
 }
 
 

@@ -199,4 +199,5 @@ def test_outputs_go_to_an_fsspec_url_from_each_worker(dask_client, driver):
     assert all(path.startswith(root + "/") for path in out["output"])
     on_workers = dask_client.run(_saved_in_memory, root.removeprefix("memory://"))
     saved = {path for paths in on_workers.values() for path in paths}
-    assert saved == set(out["output"])
+    # each output beside its content credentials, and the run's files nowhere else
+    assert saved == set(out["output"]) | {path + ".mediagen.json" for path in out["output"]}

@@ -12,6 +12,7 @@ import pandas as pd
 
 from mediagen.datasets import plan, row_key, run_rows
 from mediagen.datasets._rows import save_outputs
+from mediagen.provenance._sidecar import sidecar_of
 
 
 def _cached(client) -> list[Path]:
@@ -47,8 +48,10 @@ def test_a_local_output_dir_holds_the_only_copy_and_a_re_run_restores_it(
     assert len(fetched) == 3  # each output fetched once, straight into output_dir
     assert _cached(client) == []
     assert sorted(p.name for p in (tmp_path / "renders").iterdir()) == sorted(
-        [p.name for p in files] + ["results.parquet"]
-    )  # no temporary file left beside them
+        [p.name for p in files]
+        + [sidecar_of(p).name for p in files]
+        + ["results.parquet", "run-manifest.json"]
+    )  # no temporary file left beside them, each output's content credentials beside it
     paid = charges(tenant)[1]
 
     files[1].unlink()

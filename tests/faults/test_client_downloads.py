@@ -16,6 +16,7 @@ import pytest
 from client_faults import FakeServer, Reply
 
 import mediagen
+from mediagen.provenance._sidecar import sidecar_of
 from process_helpers import sigint_default
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 200  # the bytes are not decoded: only kept or refused
@@ -136,7 +137,8 @@ def test_odd_server_file_names_stay_inside_the_target_directory(name, files, cli
     assert path.parent == target
     assert path.read_bytes() == PNG
     assert len(path.name) < 255
-    assert _all_files(root) == [path]  # nothing next to it, nothing above it
+    # nothing next to it but its content credentials, nothing above it
+    assert sorted(_all_files(root)) == sorted([path, sidecar_of(path)])
     assert not [p for p in os.listdir(target) if ".part-" in p]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from widget_loop import run, until
 
+from mediagen.provenance._sidecar import SUFFIX as SIDECAR, sidecar_of
 from mediagen.widgets import Studio
 from mediagen.widgets._loop_client import aclose
 
@@ -43,7 +44,8 @@ def test_save_writes_into_the_studio_folder_and_says_where(make_client, tenant, 
 
     card, said_first, saved = run(scenario())
     assert card.error == ""
-    [written] = list(first.iterdir())
+    [written] = [p for p in first.iterdir() if not p.name.endswith(SIDECAR)]
+    assert sorted(first.iterdir()) == sorted([written, sidecar_of(written)])
     assert written.read_bytes() == card.result.outputs[0].local_path.read_bytes()
     assert said_first == f"Saved output 1 to {written.resolve()}"
     assert saved.parent == second.resolve()

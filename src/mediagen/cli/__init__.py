@@ -56,6 +56,28 @@ def _sandbox(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _verify(args: argparse.Namespace) -> int:
+    """One line per file; exit status 1 when any file is not ``valid`` (a script's gate). A
+    path that is no file says so on its line and the others are still checked."""
+    from mediagen.provenance import verify
+
+    anchors = None
+    if args.trust_anchors is not None:
+        with open(args.trust_anchors, encoding="ascii") as handle:
+            anchors = handle.read()
+    every_valid = True
+    for path in args.paths:
+        try:
+            verdict = verify(path, trust_anchors=anchors)
+        except FileNotFoundError:
+            print(f"{path}: no such file")
+            every_valid = False
+            continue
+        print(verdict.line())
+        every_valid = every_valid and verdict.status == "valid"
+    return 0 if every_valid else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mediagen", description="mediagen command line")
     parser.add_argument("--version", action="version", version=f"mediagen {__version__}")
@@ -68,6 +90,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--speed", type=float, default=1.0, help="latency multiplier; 0 = as fast as possible"
     )
     sandbox.set_defaults(func=_sandbox)
+    verify = sub.add_parser(
+        "verify", help="check the content credentials of saved outputs, one line per file"
+    )
+    verify.add_argument("paths", nargs="+", metavar="PATH")
+    verify.add_argument(
+        "--trust-anchors", default=None, metavar="CA.PEM",
+        help="PEM file of the CA certificates whose signers count as trusted",
+    )  # fmt: skip
+    verify.set_defaults(func=_verify)
     sub.add_parser(
         "lab",
         help="open JupyterLab on the notebooks with the sandbox running (mediagen lab --help)",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -81,6 +82,8 @@ class BaseClient:
         self._auth_headers = {"Authorization": _Secret(f"Bearer {_config.api_key}")}
         #: masked in any server text the client surfaces (errors echoing request headers)
         self._secrets = (_config.api_key,)
+        self._sent_requests: dict[str, dict[str, Any]] = {}
+        self._sent_lock = threading.Lock()
         self._clock = clock or time.monotonic
         self._models_cache: dict[str, Any] = {}
         if budget is None:
@@ -172,6 +175,30 @@ class BaseClient:
         from mediagen.client._transport import download_output
 
         return self._run(within(download_output(self, output, target), timeout))
+
+    # --- what a saved output's content credentials say of its request ----------------------
+
+    #: submits remembered per client, for the credentials of their outputs (oldest forgotten)
+    _NOTED_REQUESTS = 4096
+
+    def _note_request(self, generation_id: str, body: dict[str, Any], quote: Any) -> None:
+        """The request as sent and its estimate, scrubbed as the journal scrubs: the service
+        echoes only part of a request, and never the estimate."""
+        from mediagen.local._journal import scrub
+
+        note = {
+            "request": scrub(body, self._secrets),
+            "estimate": quote.to_dict() if quote is not None else None,
+        }
+        with self._sent_lock:  # a batch submits from a pool of threads
+            noted = self._sent_requests
+            noted[generation_id] = note
+            while len(noted) > self._NOTED_REQUESTS:  # a dict keeps insertion order
+                noted.pop(next(iter(noted)))
+
+    def _noted_request(self, generation_id: str | None) -> dict[str, Any] | None:
+        with self._sent_lock:
+            return self._sent_requests.get(generation_id) if generation_id else None
 
     # --- journal --------------------------------------------------------------------------
 

@@ -216,6 +216,10 @@ class ClientCore(Protocol):
 
     def _journal_pending(self) -> list[dict[str, Any]]: ...
 
+    def _note_request(self, generation_id: str, body: dict[str, Any], quote: Any) -> None: ...
+
+    def _noted_request(self, generation_id: str | None) -> dict[str, Any] | None: ...
+
 
 # =================================================================================================
 # What a model or a resource calls on the client that made it, as two small protocols.

@@ -168,10 +168,21 @@ class GenerationOutput(_Model, Generic[ClientT]):
     )
 
     def _bind(
-        self, client: ClientCore | None = None, generation_id: str | None = None, **_: Any
+        self,
+        client: ClientCore | None = None,
+        generation_id: str | None = None,
+        generation: Generation[Any] | None = None,
+        **_: Any,
     ) -> None:
         self._client = client
         self._generation_id = generation_id
+        # what a saved file's content credentials say of it (model, request, charge)
+        self._generation = generation
+
+    @property
+    def generation(self) -> Generation[Any] | None:
+        """The generation this output came from, as last read (None when built without one)."""
+        return getattr(self, "_generation", None)
 
     @property
     def generation_id(self) -> str | None:
@@ -297,7 +308,7 @@ class Generation(_Model, Generic[ClientT]):
     ) -> Self:
         gen = super().from_dict(data, client=client)
         gen.outputs = [
-            GenerationOutput.from_dict(o, client=client, generation_id=gen.id)
+            GenerationOutput.from_dict(o, client=client, generation_id=gen.id, generation=gen)
             for o in (gen.raw.get("outputs") or [])
             if isinstance(o, Mapping)
         ]

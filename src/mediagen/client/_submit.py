@@ -465,6 +465,8 @@ def submit(
     data = yield from _post(client, sent, extra_headers, shares, entry)
     gen = Generation.from_dict(data, client=client)
     client._journal_event("submitted", kind, body, key, gen, quote)
+    if gen.id:
+        client._note_request(gen.id, body, quote)
     return gen
 
 

@@ -118,10 +118,31 @@ def download_output(
             yield Blocking(write_atomic, (final, base64.b64decode(output.b64_json)))
         else:
             yield from _fetch_into(client, output, final, deadline)
+        yield Blocking(seal_output, (output, final))
     if target is None:
         return final
     dest = destination(output, final, target)
-    return (yield Blocking(copy_atomic, (final, dest)))
+    copied = yield Blocking(copy_atomic, (final, dest))
+    yield Blocking(seal_output, (output, copied))
+    return copied
+
+
+def seal_output(output: GenerationOutput[Any], path: Path) -> Path:
+    """``path`` given its content credentials (see :mod:`mediagen.provenance`). A copy of a
+    sealed cache file already carries the embedded manifest: it gets the cache file's sidecar,
+    which ``seal`` then finds matching and leaves as it is."""
+    from mediagen.provenance import build_record, seal
+    from mediagen.provenance._sidecar import read_sidecar, write_sidecar
+
+    client = getattr(output, "_client", None)
+    cached = client._cache.path_for(output) if client is not None else None
+    if cached is not None and cached != path:
+        known = read_sidecar(cached)
+        if known is not None:
+            write_sidecar(path, known)
+    sent = client._noted_request(output.generation_id) if client is not None else None
+    record = build_record(output, path, output.generation, sent)
+    return seal(path, record, output.content_type)
 
 
 def save_output(
@@ -139,12 +160,14 @@ def save_output(
     cached = client._cache.path_for(output)
     dest = Path(directory).expanduser() / (name or safe_name(output.filename, cached.name))
     if is_kept(cached):
-        return (yield Blocking(copy_atomic, (cached, dest)))
+        copied = yield Blocking(copy_atomic, (cached, dest))
+        return (yield Blocking(seal_output, (output, copied)))
     yield Blocking(make_directory, (dest.parent,))
     if output.b64_json:
         yield Blocking(write_atomic, (dest, base64.b64decode(output.b64_json)))
-        return dest
-    return (yield from _fetch_into(client, output, dest, deadline))
+    else:
+        yield from _fetch_into(client, output, dest, deadline)
+    return (yield Blocking(seal_output, (output, dest)))
 
 
 def _fetch_into(

@@ -229,6 +229,10 @@ class Plan:
                 results.append(done)
                 parts.append(done)
         out = pd.concat(parts) if parts else _empty(rows.index)
+        if target is not None:
+            from mediagen.datasets._run_manifest import write_run_manifest
+
+            write_run_manifest(target, out, rekey or self.run_id)
         return _with_skipped(out, self.requests)
 
 

@@ -83,7 +83,12 @@ def check_output_dir(output_dir: str | None) -> None:
         ) from None
 
 
-def save_outputs(client: Client, gen: Generation, output_dir: str | None) -> str | None:
+def save_outputs(
+    client: Client,
+    gen: Generation,
+    output_dir: str | None,
+    credentials: list[str] | None = None,
+) -> str | None:
     """The outputs of a completed generation where the caller asked (an fsspec URL, a local
     directory, or the client's cache when None); the first one's path or URL, the others
     joined after it with a newline.
@@ -93,25 +98,33 @@ def save_outputs(client: Client, gen: Generation, output_dir: str | None) -> str
     (one the cache holds already is copied from it). A re-run downloads it again, which costs
     no credits. It is named after its asset id, as in the cache: the name the service suggests
     holds 8 characters of the generation id, which two rows of a large table can share.
+    Each output's sidecar goes with it; ``credentials`` (a list) gets each one's state.
     """
     from mediagen.client._transport import save_output
+    from mediagen.provenance._sidecar import sealed_as
 
     places = []
     for output in gen.outputs:
         if output_dir is None:
-            places.append(str(output.download()))
+            local = output.download()
+            place, state = str(local), sealed_as(local)
         elif is_url(output_dir):
-            places.append(_save_remote(client, output, output_dir))
+            place, state = _save_remote(client, output, output_dir)
         else:
             directory = Path(output_dir.removeprefix("file://")).expanduser()
             name = client._cache.path_for(output).name
-            places.append(str(client._run(save_output(client, output, directory, name=name))))
+            local = client._run(save_output(client, output, directory, name=name))
+            place, state = str(local), sealed_as(local)
+        places.append(place)
+        if credentials is not None:
+            credentials.append(state)
     return "\n".join(places) if places else None
 
 
-def _save_remote(client: Client, output: Any, output_dir: str) -> str:
-    """One output written to ``output_dir`` (an fsspec URL) under its cache name: streamed
-    from the cache's copy, or from a temporary download beside the cache, removed after."""
+def _save_remote(client: Client, output: Any, output_dir: str) -> tuple[str, str]:
+    """One output and its sidecar written to ``output_dir`` (an fsspec URL) under its cache
+    name: streamed from the cache's copy, or from a temporary download beside the cache,
+    removed after. The URL, and the credentials' state (read before the staging goes)."""
     import tempfile
 
     from mediagen.client._transport import save_output
@@ -119,11 +132,19 @@ def _save_remote(client: Client, output: Any, output_dir: str) -> str:
     name = client._cache.path_for(output).name
     cached = output.local_path
     if cached is not None:
-        return _upload(cached, output_dir, name)
+        return _upload_sealed(cached, output_dir, name)
     root = Path(client.cache_dir)
     root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".table-", dir=root) as staging:
-        return _upload(client._run(save_output(client, output, staging)), output_dir, name)
+        return _upload_sealed(client._run(save_output(client, output, staging)), output_dir, name)
+
+
+def _upload_sealed(source: Path, output_dir: str, name: str) -> tuple[str, str]:
+    from mediagen.provenance._sidecar import sealed_as, sidecar_of
+
+    if sidecar_of(source).exists():
+        _upload(sidecar_of(source), output_dir, sidecar_of(Path(name)).name)
+    return _upload(source, output_dir, name), sealed_as(source)
 
 
 def _upload(source: Path, output_dir: str, name: str) -> str:
@@ -143,8 +164,10 @@ def finished_record(client: Client, gen: Generation, output_dir: str | None) -> 
     record.update(generation_id=gen.id, status=gen.status, latency_s=_latency(gen))
     record["credits"] = float(gen.credits_charged or 0.0)
     if gen.status == "completed":
+        credentials: list[str] = []
         try:
-            record["output"] = save_outputs(client, gen, output_dir)
+            record["output"] = save_outputs(client, gen, output_dir, credentials)
+            record["credentials"] = "\n".join(credentials) or None
         except Exception as exc:  # the job is paid for; the row says why its file is missing
             record.update(error_code="download_failed", error=f"{type(exc).__name__}: {exc}")
     elif gen.error is not None:

@@ -13,6 +13,8 @@ RESULT_COLUMNS: dict[str, str] = {
     "credits": "float64",
     "latency_s": "float64",
     "output": "string",
+    # each output's content credentials as saved: signed, unsigned (newline-joined as output)
+    "credentials": "string",
     "error_code": "string",
     "error": "string",
 }

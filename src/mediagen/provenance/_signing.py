@@ -1,0 +1,105 @@
+"""Who signs: a certificate chain and key named by ``MEDIAGEN_C2PA_CERT`` / ``MEDIAGEN_C2PA_KEY``,
+or a callback given in code for keys that never leave a KMS or HSM.
+
+The key file is read when a signer is made and handed straight to c2pa: no mediagen object
+keeps its bytes, so no repr, log or error can show them. ES256 is the one algorithm offered:
+it is what C2PA's trust lists expect of a P-256 certificate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mediagen._extras import require
+
+CERT_ENV = "MEDIAGEN_C2PA_CERT"
+KEY_ENV = "MEDIAGEN_C2PA_KEY"
+
+
+@dataclasses.dataclass(frozen=True)
+class SignerConfig:
+    """A chain (PEM, leaf first) and either a key file or ``sign(data) -> signature``."""
+
+    certificate_chain: Path | bytes
+    key_path: Path | None = None
+    sign: Callable[[bytes], bytes] | None = dataclasses.field(default=None, repr=False)
+
+    def chain_pem(self) -> bytes:
+        if isinstance(self.certificate_chain, bytes):
+            return self.certificate_chain
+        return Path(self.certificate_chain).read_bytes()
+
+
+_lock = threading.Lock()
+_configured: SignerConfig | None = None
+_cache: dict[Any, Any] = {}
+
+
+def configure(
+    *,
+    certificate_chain: str | Path | bytes | None = None,
+    key: str | Path | None = None,
+    sign: Callable[[bytes], bytes] | None = None,
+) -> None:
+    """Sign what is saved from now on in this process: with the key file ``key``, or with
+    ``sign`` (a callback given the bytes to sign, returning an ES256 signature, raw r||s or
+    DER). ``configure()`` with nothing goes back to the environment variables."""
+    global _configured
+    if certificate_chain is None:
+        if key is not None or sign is not None:
+            raise ValueError("a signer needs its certificate chain")
+        config = None
+    else:
+        if (key is None) == (sign is None):
+            raise ValueError("give a key file or a sign callback, one of them")
+        chain = (
+            certificate_chain if isinstance(certificate_chain, bytes) else Path(certificate_chain)
+        )
+        config = SignerConfig(chain, Path(key) if key is not None else None, sign)
+    with _lock:
+        _configured = config
+        _cache.clear()
+
+
+def _from_environment() -> SignerConfig | None:
+    cert, key = os.environ.get(CERT_ENV), os.environ.get(KEY_ENV)
+    if not cert or not key:
+        return None
+    return SignerConfig(Path(cert), Path(key))
+
+
+def current_signer() -> Any:
+    """The c2pa ``Signer`` to sign with, or None when none is configured (made once per
+    configuration: a Signer from c2pa can sign many times)."""
+    config = _configured or _from_environment()
+    if config is None:
+        return None
+    with _lock:
+        found = _cache.get(config)
+        if found is None:
+            found = _cache[config] = _make(config)
+        return found
+
+
+def _make(config: SignerConfig) -> Any:
+    require("provenance", "signing saved outputs", ("c2pa",))
+    import c2pa
+
+    chain = config.chain_pem()
+    if config.sign is not None:
+        return c2pa.Signer.from_callback(
+            config.sign, c2pa.C2paSigningAlg.ES256, chain.decode(), None
+        )
+    assert config.key_path is not None
+    info = c2pa.C2paSignerInfo(
+        alg=c2pa.C2paSigningAlg.ES256,
+        sign_cert=chain,
+        private_key=config.key_path.read_bytes(),
+        ta_url=None,
+    )
+    return c2pa.Signer.from_info(info)

@@ -1,0 +1,65 @@
+"""A table run's outputs carry their credentials: a column of ``results.parquet`` says each
+row's, and ``run-manifest.json`` lists every row's outputs, manifest hashes and charge."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from pathlib import Path
+
+import fsspec
+import pandas as pd
+import pyarrow.parquet as pq
+
+import mediagen as mg
+from mediagen.datasets import plan
+from mediagen.provenance._sidecar import sidecar_of
+
+
+def _run(client, output_dir):
+    df = pd.DataFrame({"caption": ["a kite", "a boat"]}, index=["k", "b"])
+    made = plan(df, client, model="pixel-1", prompt="{caption}", run_id=f"run-{uuid.uuid4()}")
+    return made, made.run(output_dir=output_dir, progress=False)
+
+
+def test_each_row_says_its_credentials_and_the_run_manifest_lists_them(
+    client, pki, signed_by, tmp_path
+):
+    out_dir = tmp_path / "renders"
+    with signed_by(pki["chain.pem"], pki["leaf.key"]):
+        made, out = _run(client, out_dir)
+    assert list(out["credentials"]) == ["signed", "signed"]
+    assert list(pq.read_table(out_dir / "results.parquet").column("credentials").to_pylist()) == [
+        "signed",
+        "signed",
+    ]
+    for place in out["output"]:
+        assert mg.verify(place, trust_anchors=pki["root.pem"]).status == "valid"
+
+    manifest = json.loads((out_dir / "run-manifest.json").read_text())
+    assert manifest["run_id"] == made.run_id
+    assert manifest["credits_charged"] == out["credits"].sum()
+    by_row = {entry["row"]: entry for entry in manifest["rows"]}
+    assert set(by_row) == {"k", "b"}
+    for label, row in out.iterrows():
+        entry = by_row[label]
+        assert entry["generation_id"] == row["generation_id"]
+        assert entry["credits_charged"] == row["credits"]
+        [saved] = entry["outputs"]
+        assert saved["output"] == row["output"]
+        sidecar = sidecar_of(Path(row["output"])).read_bytes()
+        assert saved["manifest_sha256"] == hashlib.sha256(sidecar).hexdigest()
+
+
+def test_without_a_signer_rows_say_unsigned_and_a_remote_folder_gets_the_sidecars(client):
+    root = f"memory://creds-{uuid.uuid4().hex}"
+    _, out = _run(client, root)
+    assert list(out["credentials"]) == ["unsigned", "unsigned"]
+    fs = fsspec.filesystem("memory")
+    manifest = json.loads(fs.cat(root + "/run-manifest.json"))
+    for entry in manifest["rows"]:
+        [saved] = entry["outputs"]
+        sidecar = fs.cat(saved["output"] + ".mediagen.json")
+        assert json.loads(sidecar)["signed"] is False
+        assert saved["manifest_sha256"] == hashlib.sha256(sidecar).hexdigest()

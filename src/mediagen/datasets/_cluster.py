@@ -156,29 +156,36 @@ def named_columns(columns: list[str], model: str, fields: dict[str, Any]) -> lis
     return [name for name in columns if name in wanted]
 
 
-def plan_on_driver(
-    frame: pd.DataFrame,
-    *,
-    model: str,
-    budget: float | None,
-    run_id: str | None,
-    output_dir: str | None,
-    concurrency: int,
-    client: Client | None,
-    fields: dict[str, Any],
-    on_invalid: Literal["raise", "skip"] = "raise",
-) -> tuple[Plan, ClusterRun]:
+@dataclass(frozen=True)
+class Asked:
+    """What a cluster's ``generate`` was asked, for the driver to plan: the model and the
+    fields of each row, the budget to check, the run the rows belong to, where the outputs go
+    and how many run at once per task."""
+
+    model: str
+    budget: float | None
+    run_id: str | None
+    output_dir: str | None
+    concurrency: int
+    client: Client | None
+    fields: dict[str, Any]
+    on_invalid: Literal["raise", "skip"] = "raise"
+
+
+def plan_on_driver(frame: pd.DataFrame, asked: Asked) -> tuple[Plan, ClusterRun]:
     """Plan and price ``frame`` (the table's named columns, on the driver) and check the total
-    against ``budget`` and any active budget or spend limit: over it, it raises
+    against the budget asked for and any active budget or spend limit: over it, it raises
     :class:`~mediagen.BudgetExceededError` before any task exists."""
     from mediagen.client import _submit
     from mediagen.client._budget import refuse_over
     from mediagen.datasets._plan import plan
     from mediagen.datasets._rows import check_output_dir
 
-    made = plan(frame, client, on_invalid=on_invalid, run_id=run_id, model=model, **fields)
-    refuse_over(made.total, _submit._budgets(made.client), budget, "budget")  # as Plan.run does
-    check_output_dir(None if output_dir is None else str(output_dir))
+    made = plan(frame, asked.client, on_invalid=asked.on_invalid, run_id=asked.run_id,
+                model=asked.model, **asked.fields)  # fmt: skip
+    refuse_over(made.total, _submit._budgets(made.client), asked.budget, "budget")  # as run()
+    output_dir = None if asked.output_dir is None else str(asked.output_dir)
+    check_output_dir(output_dir)
     skipped: dict[Hashable, str] = {}
     if "valid" in made.requests.columns:
         invalid = made.requests[~made.requests["valid"].astype(bool)]
@@ -186,8 +193,8 @@ def plan_on_driver(
     run = ClusterRun(
         spec=made.spec,
         run_id=made.run_id,
-        output_dir=None if output_dir is None else str(output_dir),
-        concurrency=concurrency,
+        output_dir=output_dir,
+        concurrency=asked.concurrency,
         skipped=skipped,
         pace=driver_pace(made.client),
     )

@@ -44,7 +44,13 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 from mediagen._extras import require
-from mediagen.datasets._cluster import ClusterPace, ClusterRun, named_columns, plan_on_driver
+from mediagen.datasets._cluster import (
+    Asked,
+    ClusterPace,
+    ClusterRun,
+    named_columns,
+    plan_on_driver,
+)
 from mediagen.datasets._schema import RESULT_COLUMNS
 
 require("dask", "mediagen.dask")
@@ -81,37 +87,17 @@ def generate(
     ``on_invalid="skip"`` runs the rest and marks those ``skipped``. Each row's label is its
     index value, so the index must not repeat (``dd.read_csv`` numbers each partition from 0:
     ``ddf.set_index("id")`` first)."""
-    run, _ = prepare(
-        ddf,
-        model=model,
-        budget=budget,
-        run_id=run_id,
-        output_dir=output_dir,
-        client=client,
-        concurrency=concurrency,
-        fields=fields,
-        on_invalid=on_invalid,
-    )
+    asked = Asked(model, budget, run_id, output_dir, concurrency, client, fields, on_invalid)
+    run, _ = prepare(ddf, asked)
     publish_pace(run.pace)
     return ddf.map_partitions(_run_partition, run, meta=_meta(ddf), align_dataframes=False)
 
 
-def prepare(
-    ddf: dd.DataFrame,
-    *,
-    model: str,
-    budget: float | None,
-    run_id: str | None,
-    output_dir: str | None,
-    client: Client | None,
-    concurrency: int,
-    fields: dict[str, Any],
-    on_invalid: Literal["raise", "skip"] = "raise",
-) -> tuple[ClusterRun, Plan]:
+def prepare(ddf: dd.DataFrame, asked: Asked) -> tuple[ClusterRun, Plan]:
     """The driver's part: read the named columns, plan, price and check the budget."""
     from mediagen.datasets._fields import PlanError
 
-    named = named_columns(list(ddf.columns), model, fields)
+    named = named_columns(list(ddf.columns), asked.model, asked.fields)
     frame = ddf[named].compute() if named else ddf.map_partitions(_no_columns).compute()
     if not frame.index.is_unique:
         repeated = list(dict.fromkeys(frame.index[frame.index.duplicated()]))[:5]
@@ -121,17 +107,7 @@ def prepare(
             'ddf.set_index("id") on a column that tells rows apart',
             [(label, "index", "this label is used by more than one row") for label in repeated],
         )
-    made, run = plan_on_driver(
-        frame,
-        model=model,
-        budget=budget,
-        run_id=run_id,
-        output_dir=output_dir,
-        concurrency=concurrency,
-        client=client,
-        fields=fields,
-        on_invalid=on_invalid,
-    )
+    made, run = plan_on_driver(frame, asked)
     return run, made
 
 

@@ -41,7 +41,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from mediagen._extras import require
-from mediagen.datasets._cluster import ClusterRun, named_columns, plan_on_driver, share_of
+from mediagen.datasets._cluster import Asked, ClusterRun, named_columns, plan_on_driver, share_of
 from mediagen.datasets._schema import RESULT_COLUMNS
 
 require("spark", "mediagen.spark")
@@ -89,17 +89,8 @@ def generate(
     else:  # the labels too: each must be one row's alone (its key is made from it)
         frame = cast("pd.DataFrame", sdf.select(*dict.fromkeys([index, *named])).toPandas())
         frame = frame.set_index(index, drop=index not in named)
-    _, run = plan_on_driver(
-        frame,
-        model=model,
-        budget=budget,
-        run_id=run_id,
-        output_dir=output_dir,
-        concurrency=concurrency,
-        client=client,
-        fields=fields,
-        on_invalid=on_invalid,
-    )
+    asked = Asked(model, budget, run_id, output_dir, concurrency, client, fields, on_invalid)
+    _, run = plan_on_driver(frame, asked)
     schema = result_schema(sdf, index)
     share = executor_share(sdf)
 

@@ -1,5 +1,5 @@
 // Job card: status, elapsed time, credits, error, and inline players with actions.
-import { h, mediaFigure, formatNumber, fetchMediaUrl } from "./shared.js";
+import { h, listen, mediaFigure, formatNumber, fetchMediaUrl } from "./shared.js";
 
 // The browser's own download of an output (the bytes come from the kernel's local copy).
 async function download(experimental, item) {
@@ -93,14 +93,13 @@ function render({ model, el, experimental }) {
     if (gen.status === "pending") facts.querySelector(".mg-job-elapsed").textContent = timing(gen, model.get("expected_s"));
   }, 500);
   renderText(); renderMedia();
-  model.on("change:generation change:reserved change:error change:notice change:save_dir change:rate_note", renderText);
-  model.on("change:items", renderMedia);
-  model.on("change:items", renderText);
+  const unlisten = listen(model, {
+    "change:generation change:reserved change:error change:notice change:save_dir change:rate_note": renderText,
+    "change:items": () => { renderMedia(); renderText(); },
+  });
   return () => {
     clearInterval(tick);
-    model.off("change:generation change:reserved change:error change:notice change:save_dir change:rate_note", renderText);
-    model.off("change:items", renderMedia);
-    model.off("change:items", renderText);
+    unlisten();
     for (const f of figures) f.dispose();
   };
 }

@@ -1,5 +1,5 @@
 // Model picker: kind filter, search box and a keyboard-navigable list of models.
-import { h } from "./shared.js";
+import { h, listen } from "./shared.js";
 
 const KINDS = [["", "All"], ["image", "Image"], ["video", "Video"], ["audio", "Audio"]];
 
@@ -91,14 +91,14 @@ function render({ model, el }) {
   const syncQuery = () => { if (document.activeElement !== search) search.value = model.get("query"); };
 
   renderKinds(); renderList();
-  model.on("change:kind", renderKinds);
-  model.on("change:options change:value change:loading", renderList);
-  model.on("change:query", syncQuery);
+  const unlisten = listen(model, {
+    "change:kind": renderKinds,
+    "change:options change:value change:loading": renderList,
+    "change:query": syncQuery,
+  });
   return () => {
     clearTimeout(timer);
-    model.off("change:kind", renderKinds);
-    model.off("change:options change:value change:loading", renderList);
-    model.off("change:query", syncQuery);
+    unlisten();
   };
 }
 

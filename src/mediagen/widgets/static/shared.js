@@ -143,9 +143,15 @@ export function formatNumber(value) {
 export function follow(model, traits, update) {
   update();
   model.send({ action: "refresh" });
-  const events = traits.map((name) => `change:${name}`).join(" ");
-  model.on(events, update);
-  return () => model.off(events, update);
+  return listen(model, { [traits.map((name) => `change:${name}`).join(" ")]: update });
+}
+
+// Subscribe each handler of ``handlers`` (``{"change:a change:b": fn}``) to the model; returns
+// the function that undoes every subscription, for anywidget to call when the view goes.
+export function listen(model, handlers) {
+  const pairs = Object.entries(handlers);
+  for (const [events, handler] of pairs) model.on(events, handler);
+  return () => { for (const [events, handler] of pairs) model.off(events, handler); };
 }
 
 export function errorBanner(model) {

@@ -24,6 +24,26 @@ from notebook_sandbox import NotebookSandbox
 _state: dict[str, object] = {"sandbox": None, "current": None}
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Each test process (each xdist worker) keeps the keys' shared paces in a runtime
+    directory of its own, which the kernels, servers and processes it starts inherit: a pace
+    learned by one test (or by an earlier run, since a pace outlives its run) must not slow
+    another test's key, and tests that share a made-up key run side by side."""
+    import tempfile
+
+    if "MEDIAGEN_RUNTIME_DIR" not in os.environ:
+        made = _state["runtime"] = tempfile.mkdtemp(prefix="mediagen-runtime-")
+        os.environ["MEDIAGEN_RUNTIME_DIR"] = made
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    import shutil
+
+    made = _state.pop("runtime", None)
+    if made is not None:
+        shutil.rmtree(str(made), ignore_errors=True)
+
+
 def _sandbox() -> NotebookSandbox:
     if _state["sandbox"] is None:
         _state["sandbox"] = NotebookSandbox().start()

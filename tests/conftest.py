@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import httpx
 import pytest
 
 from mediagen.pricing.catalog import Catalog
@@ -100,3 +101,12 @@ def values_worth_judging(
 @pytest.fixture(scope="session")
 def catalog_samples() -> Callable[..., list[Any]]:
     return values_worth_judging
+
+
+@pytest.fixture(scope="session")
+def catalog(sandbox, tenant_factory):
+    """The sandbox's catalog by model id, as an enterprise tenant reads it."""
+    tenant = tenant_factory(plan="enterprise")
+    response = httpx.get(f"{sandbox.base_url}/v1/models", headers=tenant.headers, timeout=30)
+    response.raise_for_status()
+    return {entry["id"]: entry for entry in response.json()["data"]}

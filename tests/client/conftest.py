@@ -21,14 +21,6 @@ FAST_POLL = (0.02, 0.1)
 
 
 @pytest.fixture(scope="session")
-def catalog(sandbox, tenant_factory):
-    tenant = tenant_factory(plan="enterprise")
-    response = httpx.get(f"{sandbox.base_url}/v1/models", headers=tenant.headers, timeout=30)
-    response.raise_for_status()
-    return {entry["id"]: entry for entry in response.json()["data"]}
-
-
-@pytest.fixture(scope="session")
 def media(tmp_path_factory):
     root = tmp_path_factory.mktemp("media")
     return {

@@ -14,7 +14,6 @@ import contextlib
 import datetime as dt
 from pathlib import Path
 
-import httpx
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -134,14 +133,6 @@ def _no_signer_from_the_environment(monkeypatch):
     monkeypatch.delenv(provenance._signing.CERT_ENV, raising=False)
     monkeypatch.delenv(provenance._signing.KEY_ENV, raising=False)
     provenance.configure()
-
-
-@pytest.fixture(scope="session")
-def catalog(sandbox, tenant_factory):
-    tenant = tenant_factory(plan="enterprise")
-    response = httpx.get(f"{sandbox.base_url}/v1/models", headers=tenant.headers, timeout=30)
-    response.raise_for_status()
-    return {entry["id"]: entry for entry in response.json()["data"]}
 
 
 @pytest.fixture

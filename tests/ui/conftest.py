@@ -113,6 +113,13 @@ class LabServer:
             settings / "@jupyter-widgets/jupyterlab-manager/plugin.jupyterlab-settings",
             {"saveState": True},
         )
+        # JupyterLab's debugger asks every new kernel for its state, and logs a console error
+        # of its own when a test closes the notebook before the kernel answers: no test here
+        # uses the debugger, and every console error fails a test
+        _write_json(
+            base / "config" / "labconfig" / "page_config.json",
+            {"disabledExtensions": {"@jupyterlab/debugger-extension": True}},
+        )
         self.env = {
             **os.environ,
             **env,
@@ -123,7 +130,8 @@ class LabServer:
             "JUPYTER_PLATFORM_DIRS": "1",
             "PYTHONUNBUFFERED": "1",
         }
-        self.log = (base / "lab.log").open("wb")
+        self.log_path = base / "lab.log"
+        self.log = self.log_path.open("wb")
         # tethered (as ``mediagen lab`` starts it): a test run killed by a timeout or kill -9
         # leaves no JupyterLab or kernel behind
         self.process = _tether.popen(
@@ -427,3 +435,17 @@ def lab(lab_server: LabServer) -> Iterator[Lab]:
             lab.close_all()
         context.close()
         browser.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    """A failed browser test's report ends with what JupyterLab and its kernels printed last
+    (a kernel's warnings and tracebacks go there): a failure on a loaded CI machine can then be
+    read from the report alone."""
+    report = yield
+    lab = getattr(item, "funcargs", {}).get("lab")
+    if report.failed and isinstance(lab, Lab):
+        with contextlib.suppress(OSError):
+            tail = lab.server.log_path.read_text(errors="replace")[-6000:]
+            report.sections.append(("JupyterLab and kernel log (last lines)", tail))
+    return report

@@ -16,6 +16,7 @@ Tests that change server-wide settings (rate limits, faults, URL lifetimes) must
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -38,6 +39,14 @@ def _no_event_loop_left_running():
     if left is not None:
         asyncio._set_running_loop(None)
         pytest.fail(f"the module left an event loop running on this thread: {left!r}")
+
+
+@pytest.fixture(scope="session")
+def pki(tmp_path_factory) -> dict[str, Path]:
+    """A test CA's files for content credentials (see ``tests/c2pa_test_ca.py``)."""
+    from c2pa_test_ca import make_test_ca
+
+    return make_test_ca(tmp_path_factory.mktemp("pki"))
 
 
 @pytest.fixture(scope="session")

@@ -63,3 +63,33 @@ def test_without_a_signer_rows_say_unsigned_and_a_remote_folder_gets_the_sidecar
         sidecar = fs.cat(saved["output"] + ".mediagen.json")
         assert json.loads(sidecar)["signed"] is False
         assert saved["manifest_sha256"] == hashlib.sha256(sidecar).hexdigest()
+
+
+def test_a_saved_compare_grid_says_each_cells_credentials_and_writes_its_run_manifest(
+    client, pki, signed_by, tmp_path
+):
+    """``grid.save("kites.parquet")`` writes ``kites.run-manifest.json`` beside it: every
+    cell's outputs (the client's cached copies), the hash of each one's sidecar, its charge."""
+    path = tmp_path / "grids" / "kites.parquet"
+    with signed_by(pki["chain.pem"], pki["leaf.key"]):
+        grid = mg.compare(["a kite", "a boat"], ["pixel-1", "voxa-tts"], client, run=True)
+        grid.join(60)
+    grid.save(path)
+    saved = pd.read_parquet(path)
+    assert list(saved["credentials"]) == ["signed"] * 4
+    for cell in grid.cells:  # what the cells show: each output read back, valid for the team
+        [item] = cell["items"]
+        assert item["credentials"]["status"] == "untrusted signer"  # no anchors given here
+        assert item["credentials"]["signer"] == "mediagen test signer"
+
+    manifest = json.loads((path.parent / "kites.run-manifest.json").read_text())
+    results = grid.results
+    assert manifest["credits_charged"] == results["credits"].sum()
+    assert {entry["row"] for entry in manifest["rows"]} == {"0,0", "0,1", "1,0", "1,1"}
+    assert sorted(e["generation_id"] for e in manifest["rows"]) == sorted(results["generation_id"])
+    for entry in manifest["rows"]:
+        [output] = entry["outputs"]
+        assert output["credentials"] == "signed"
+        assert mg.verify(output["output"], trust_anchors=pki["root.pem"]).status == "valid"
+        sidecar = sidecar_of(Path(output["output"])).read_bytes()
+        assert output["manifest_sha256"] == hashlib.sha256(sidecar).hexdigest()

@@ -138,7 +138,7 @@ def test_in_a_kernel_a_plan_is_a_widget_and_its_snapshot_is_the_static_html(
     )
     widget_output, snapshot_output = notebook.cells[0].outputs
     assert set(widget_output["data"]) == {WIDGET_VIEW, "text/plain"}
-    assert widget_output["data"]["text/plain"] == "mediagen PlanView widget"
+    assert widget_output["data"]["text/plain"] == ""  # the snapshot below says it all
     printed_repr, printed_total = notebook.cells[1].outputs[0]["text"].splitlines()
     assert snapshot_output["data"]["text/plain"] == printed_repr
     total = credits_text(float(printed_total))

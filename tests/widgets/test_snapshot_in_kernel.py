@@ -102,10 +102,11 @@ def test_saved_studio_shows_its_jobs_charges_and_balance_in_nbconvert_html(
     assert len(made) == 3
     assert all(g.status == "completed" for g in made)
 
-    # the widget's output is the view and a name; the snapshot is an output of its own
+    # the widget's output is the view, with no text of its own to show where no widget runs;
+    # the snapshot is an output of its own
     widget_output, snapshot_output = nbformat.read(saved, as_version=4).cells[0].outputs
     assert set(widget_output["data"]) == {WIDGET_VIEW, "text/plain"}
-    assert widget_output["data"]["text/plain"] == "mediagen Studio widget"
+    assert widget_output["data"]["text/plain"] == ""
     assert snapshot_output["data"]["text/plain"] == (
         f"mediagen studio: 3 generations, balance {balance:,g} credits"
     )
@@ -119,6 +120,7 @@ def test_saved_studio_shows_its_jobs_charges_and_balance_in_nbconvert_html(
         soup, text = visible_text(page)
         [snapshot] = soup.select(SNAPSHOT)
         assert f"mediagen studio: 3 generations, balance {balance:,g} credits" in text
+        assert "widget" not in text.lower(), "no stray line naming the widget"
         cards = {
             card.code.get_text(): card.get_text(" ")
             for card in snapshot.select("div.mediagen-card")

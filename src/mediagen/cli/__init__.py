@@ -96,7 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("paths", nargs="+", metavar="PATH")
     verify.add_argument(
         "--trust-anchors", default=None, metavar="CA.PEM",
-        help="PEM file of the CA certificates whose signers count as trusted",
+        help="PEM file of the CA certificates whose signers count as trusted "
+        "(default: the file $MEDIAGEN_C2PA_TRUST_ANCHORS names)",
     )  # fmt: skip
     verify.set_defaults(func=_verify)
     sub.add_parser(

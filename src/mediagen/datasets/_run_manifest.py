@@ -68,12 +68,15 @@ def run_manifest(results: pd.DataFrame, fs: Any, run_id: str | None) -> dict[str
     }
 
 
-def write_run_manifest(output_dir: str, results: pd.DataFrame, run_id: str | None) -> str:
-    """The manifest written to ``output_dir`` (a temporary name, then moved in place)."""
+def write_run_manifest(
+    output_dir: str, results: pd.DataFrame, run_id: str | None, name: str = RUN_MANIFEST
+) -> str:
+    """The manifest written to ``output_dir`` as ``name`` (a temporary name, then moved in
+    place)."""
     import fsspec
 
     fs, root = fsspec.core.url_to_fs(output_dir)
-    final = root.rstrip("/") + "/" + RUN_MANIFEST
+    final = root.rstrip("/") + "/" + name
     content = json.dumps(run_manifest(results, fs, run_id), indent=1, sort_keys=True)
     with fs.open(final + ".partial", "w") as handle:
         handle.write(content)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from mediagen.provenance._record import ASSERTION_LABEL, build_record
 from mediagen.provenance._seal import seal
 from mediagen.provenance._signing import SignerConfig, configure, current_signer
-from mediagen.provenance._verify import Verdict, verify, verify_many
+from mediagen.provenance._verify import Verdict, summary, verify, verify_many
 
 __all__ = [
     "ASSERTION_LABEL",
@@ -23,6 +23,7 @@ __all__ = [
     "configure",
     "current_signer",
     "seal",
+    "summary",
     "verify",
     "verify_many",
 ]

@@ -10,7 +10,9 @@ hash or signature check fails.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,8 @@ UNTRUSTED = "untrusted signer"
 TAMPERED = "tampered"
 UNSIGNED = "unsigned"
 NO_MANIFEST = "no manifest"
+#: a PEM file of the CA certificates whose signers count as trusted when none is given
+TRUST_ENV = "MEDIAGEN_C2PA_TRUST_ANCHORS"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,7 +142,8 @@ def _from_sidecar(path: Path, unreadable: str | None = None) -> Verdict:
 def verify(path: str | Path, *, trust_anchors: str | Path | None = None) -> Verdict:
     """The credentials of the file at ``path``, checked: signature and hash binding of an
     embedded C2PA manifest, else the file against its mediagen sidecar. ``trust_anchors`` is
-    a PEM file (or PEM text) of the CA certificates whose signers count as trusted."""
+    a PEM file (or PEM text) of the CA certificates whose signers count as trusted (default:
+    the file ``MEDIAGEN_C2PA_TRUST_ANCHORS`` names, if set)."""
     require("provenance", "mediagen.verify()", ("c2pa",))
     file = Path(path)
     if not file.is_file():
@@ -149,6 +154,8 @@ def verify(path: str | Path, *, trust_anchors: str | Path | None = None) -> Verd
 
 
 def _anchors(trust_anchors: str | Path | None) -> str | None:
+    if trust_anchors is None:
+        trust_anchors = os.environ.get(TRUST_ENV) or None
     if trust_anchors is None:
         return None
     text = str(trust_anchors)
@@ -167,3 +174,34 @@ def verify_many(
 
 def as_json(verdict: Verdict) -> str:
     return json.dumps({"path": str(verdict.path), "status": verdict.status, "code": verdict.code})
+
+
+def summary(path: str | Path) -> dict[str, Any] | None:
+    """What a widget says of a saved file's credentials (JSON for a trait), or None when the
+    file has none. Blocking (C2PA reads and hashes the file): widgets call it off their loop.
+
+    Without the ``provenance`` extra nothing could have signed here, so the sidecar alone is
+    read; a sidecar saying the file was signed elsewhere is then reported as not checked
+    rather than as tampered."""
+    file = Path(path)
+    if importlib.util.find_spec("c2pa") is not None:
+        verdict = verify(file)
+    else:
+        sidecar = read_sidecar(file) or {}
+        if sidecar.get("signed"):
+            record = sidecar.get(ASSERTION_LABEL) or {}
+            return {
+                "status": "not checked",
+                "model": record.get("model"),
+                "signer": None,
+                "code": "install mediagen[provenance] to check a signature",
+            }
+        verdict = _from_sidecar(file)
+    if verdict.status == NO_MANIFEST:  # nothing of ours to show, readable or not
+        return None
+    return {
+        "status": verdict.status,
+        "model": verdict.model,
+        "signer": verdict.signer,
+        "code": verdict.code,
+    }

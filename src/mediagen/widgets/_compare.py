@@ -45,7 +45,7 @@ from mediagen.widgets._compare_plan import Plan, cell_request, columns_of, plan,
 from mediagen.widgets._compare_snapshot import grid_html, report_html
 from mediagen.widgets._loop_client import on_loop
 from mediagen.widgets._media import MediaSource
-from mediagen.widgets._outputs import fetched, item_at
+from mediagen.widgets._outputs import credentials, fetched, item_at
 from mediagen.widgets._rate_note import noting_the_rate
 from mediagen.widgets._snapshot import StaticFallback
 
@@ -342,7 +342,7 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
             path = await fetched(output)
             item = item_at(path, output, f"{generation.model} #{index + 1}")
             self.register_media(item)
-            found.append(item.describe())
+            found.append({**item.describe(), "credentials": await credentials(path)})
         return found
 
     @contextlib.contextmanager

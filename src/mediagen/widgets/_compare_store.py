@@ -16,6 +16,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from mediagen.provenance._sidecar import sealed_as
 from mediagen.widgets._compare_grid import ComparedGrid
 from mediagen.widgets._media import MediaItem, make_item
 
@@ -29,13 +30,20 @@ UNFINISHED = ("queued", "submitting", "pending")
 
 
 def save(grid: ComparedGrid, path: str | Path) -> Path:
+    """The grid's Parquet file at ``path``, and beside it ``<name>.run-manifest.json``: every
+    cell's outputs, the hash of each one's sidecar, and its charge (as a table run's)."""
     import pandas as pd
+
+    from mediagen.datasets._run_manifest import write_run_manifest
 
     path = Path(path).expanduser()
     records = []
+    outputs: list[str] = []  # each cell's media files, newline-joined (as a table's output)
     for (row, col), cell in sorted(grid._cells.items()):
         column = grid.plan.columns[col]
         media = [_saved_item(grid._media_items.get(i["key"]), i) for i in cell.get("items") or []]
+        kept = [Path(m["path"]) for m in media if m]
+        outputs.append("\n".join(str(p) for p in kept))
         records.append(
             {
                 "row": row,
@@ -48,11 +56,29 @@ def save(grid: ComparedGrid, path: str | Path) -> Path:
                 "chosen": grid.chosen.get(str(row)) == col,
                 "rating": grid.ratings.get(f"{row},{col}"),
                 "media": json.dumps([m for m in media if m]),
+                # each output's content credentials as saved: signed, unsigned or none
+                "credentials": "\n".join(sealed_as(p) for p in kept) or None,
             }
         )
     path.parent.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(records).to_parquet(path, index=False)
+    audit = pd.DataFrame(
+        {
+            "generation_id": [r["generation_id"] for r in records],
+            "status": [r["status"] for r in records],
+            "credits": [r["credits"] for r in records],
+            "output": outputs,
+            "credentials": [r["credentials"] for r in records],
+        },
+        index=[f"{r['row']},{r['col']}" for r in records],
+    )
+    write_run_manifest(str(path.parent), audit, None, name=run_manifest_name(path))
     return path
+
+
+def run_manifest_name(path: Path) -> str:
+    """The grid saved as ``cmp.parquet`` is audited by ``cmp.run-manifest.json``."""
+    return f"{path.stem}.run-manifest.json"
 
 
 def read(path: str | Path) -> list[dict[str, Any]]:
@@ -91,7 +117,7 @@ def restore_cell(grid: ComparedGrid, saved: dict[str, Any]) -> None:
         item = _item(described)
         if item is not None:
             grid.register_media(item)
-            items.append(item.describe())
+            items.append({**item.describe(), "credentials": described.get("credentials")})
     cell["items"] = items
 
 

@@ -4,8 +4,9 @@ A notebook saved after the studio ran three jobs must show those jobs where no w
 (nbconvert, GitHub, a notebook reopened without its kernel), not the empty studio it was at
 display time. So displaying a mediagen widget in IPython makes *two* outputs:
 
-1. the widget view, with a one-line ``text/plain`` naming the widget. This output is never
-   updated: an ``update_display_data`` for it makes JupyterLab's widget renderer
+1. the widget view, with an empty ``text/plain``: where no widget runs the snapshot after it
+   says everything, and a line naming the widget above it would only be in the way. This
+   output is never updated: an ``update_display_data`` for it makes JupyterLab's widget renderer
    (``WidgetRenderer.renderModel``, reached from ``OutputArea._setOutput``) build a new view,
    and the user loses focus, typing and scroll position;
 2. the snapshot (:meth:`StaticFallback.snapshot_html`, and its one line as ``text/plain``)
@@ -101,8 +102,6 @@ class Snapshotted(Protocol):
 
     def snapshot_html(self) -> str: ...
 
-    def widget_label(self) -> str: ...
-
 
 class LiveSnapshot:
     """The snapshot output of one widget: shown with the widget, updated as it changes."""
@@ -133,7 +132,7 @@ class LiveSnapshot:
         self.widget.add_class(live_class(self.widget.model_id))
         self._watch_tree()
         display(
-            {WIDGET_VIEW: widget_view, "text/plain": self.widget.widget_label()},
+            {WIDGET_VIEW: widget_view, "text/plain": ""},
             raw=True,
             metadata=metadata,
         )

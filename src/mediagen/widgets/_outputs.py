@@ -52,6 +52,19 @@ async def saved(output: GenerationOutput[Any], directory: str | Path) -> Path:
     return Path(result)
 
 
+async def credentials(path: Path) -> dict[str, Any] | None:
+    """What the card says of the local copy's content credentials (None: it has none), read
+    on a worker thread: checking a signature hashes the whole file."""
+    import asyncio
+
+    from mediagen.provenance import summary
+
+    try:
+        return await asyncio.to_thread(summary, path)
+    except (OSError, ValueError) as exc:  # an unreadable sidecar is said, not raised
+        return {"status": "unreadable", "model": None, "signer": None, "code": str(exc)}
+
+
 def item_at(path: str | Path, output: GenerationOutput[Any], label: str) -> MediaItem:
     """A playable item for ``output`` whose local copy is ``path`` (already fetched)."""
     return make_item(

@@ -68,10 +68,6 @@ class StaticFallback:
         shows where no widget view runs."""
         return f"<div>{_html.escape(self.snapshot_text())}</div>"
 
-    def widget_label(self) -> str:
-        """The widget output's ``text/plain``: a name, since that output is never updated."""
-        return f"mediagen {type(self).__name__} widget"
-
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = super()._repr_mimebundle_(**kwargs)  # type: ignore[misc]
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})

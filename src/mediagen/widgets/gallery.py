@@ -10,7 +10,7 @@ back in Python.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +22,7 @@ from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._loop_client import on_loop
 from mediagen.widgets._media import MediaSource
-from mediagen.widgets._outputs import fetched, item_at
+from mediagen.widgets._outputs import credentials, fetched, item_at
 from mediagen.widgets._snapshot import StaticFallback, generations_html, price_settings
 from mediagen.widgets.job import generation_summary
 
@@ -98,10 +98,13 @@ class Gallery(StaticFallback, MediaSource, MediagenWidget):
         *,
         request: Mapping[str, Any] | None = None,
         refilter: bool = True,
+        credentials: Sequence[Mapping[str, Any] | None] = (),
     ) -> None:
         """Add (or update) a generation; ``paths`` are its outputs' local copies, in order.
 
         ``request`` is the body that was sent, when known: its priced settings show on the card.
+        ``credentials`` are what each local copy's content credentials say (the card's badge;
+        :meth:`add_with_outputs` reads them).
         """
         summary = generation_summary(generation)
         previous = self._all.get(summary["id"], {})
@@ -112,6 +115,8 @@ class Gallery(StaticFallback, MediaSource, MediagenWidget):
             self.register_media(item)
             items.append(item.describe())
         summary["items"] = items
+        said = next((dict(c) for c in credentials if c), None)
+        summary["credentials"] = said or previous.get("credentials")
         settings = price_settings(request) or previous.get("settings") or _made_settings(outputs)
         summary["settings"] = settings
         summary["settings_text"] = _html.settings_text(settings)
@@ -124,7 +129,8 @@ class Gallery(StaticFallback, MediaSource, MediagenWidget):
         self, generation: Shown, *, request: Mapping[str, Any] | None = None
     ) -> None:
         """Add a generation, fetching local copies of its outputs first."""
-        self.add(generation, await self._local_copies(_typed(generation)), request=request)
+        paths = await self._local_copies(_typed(generation))
+        self.add(generation, paths, request=request, credentials=await _credentials(paths))
 
     async def _local_copies(self, generation: Generation[Any]) -> list[Path]:
         if self.client is None or not generation.completed:
@@ -154,11 +160,18 @@ class Gallery(StaticFallback, MediaSource, MediagenWidget):
             gid = generation.id
             if gid in self._all and self._all[gid]["status"] == generation.status:
                 continue  # already shown (a job of this session)
-            found.append((generation, await self._local_copies(generation)))
+            paths = await self._local_copies(generation)
+            found.append((generation, paths, await _credentials(paths)))
         with self.hold_trait_notifications():
-            for generation, paths in found:
+            for generation, paths, said in found:
                 if generation.id not in self._all:  # a job of this session may have ended since
-                    self.add(generation, paths, request=requests.get(generation.id), refilter=False)
+                    self.add(
+                        generation,
+                        paths,
+                        request=requests.get(generation.id),
+                        refilter=False,
+                        credentials=said,
+                    )
             self._refilter()
 
     # -- filtering -------------------------------------------------------------------------
@@ -193,6 +206,10 @@ class Gallery(StaticFallback, MediaSource, MediagenWidget):
 
     def snapshot_html(self) -> str:
         return generations_html(self.snapshot_text(), self.generations, self.settings())
+
+
+async def _credentials(paths: list[Path]) -> list[dict[str, Any] | None]:
+    return [await credentials(path) for path in paths]
 
 
 async def _recent(client: AsyncClient, limit: int, **filters: Any) -> list[Generation[AsyncClient]]:

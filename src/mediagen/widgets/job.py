@@ -23,7 +23,7 @@ from mediagen.widgets import _tasks
 from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._loop_client import on_loop
 from mediagen.widgets._media import MediaItem, MediaSource
-from mediagen.widgets._outputs import fetched, item_at, saved
+from mediagen.widgets._outputs import credentials, fetched, item_at, saved
 from mediagen.widgets._rate_note import noting_the_rate
 from mediagen.widgets._snapshot import StaticFallback, generations_html, price_settings
 
@@ -167,21 +167,22 @@ class JobCard(StaticFallback, MediaSource, MediagenWidget):
         return generation
 
     async def _load_outputs(self, generation: Generation[Any]) -> None:
-        items: list[MediaItem] = []
+        items: list[tuple[MediaItem, dict[str, Any] | None]] = []
         self.outputs = list(generation.outputs)
         for index, output in enumerate(self.outputs):
             path = await fetched(output)
             item = item_at(path, output, f"{self.generation.get('model')} #{index + 1}")
             self.register_media(item)
-            items.append(item)
+            items.append((item, await credentials(path)))
         self.items = [
             {
                 **item.describe(),
                 "asset_id": output.asset_id,
                 # the name Save gives the file, so a download is called the same
                 "filename": Path(output.filename or item.path.name).name,
+                "credentials": found,
             }
-            for item, output in zip(items, self.outputs, strict=True)
+            for (item, found), output in zip(items, self.outputs, strict=True)
         ]
 
     def _show_rate(self, note: str) -> None:

@@ -1,7 +1,7 @@
 // Gallery: one widget, many generations; media fetched only when a card scrolls into view.
 // Images open enlarged in a dialog; audio gets full-width controls; a card can be selected
 // (gallery.selected in Python).
-import { h, lazyFigures, formatNumber } from "./shared.js";
+import { h, lazyFigures, formatNumber, credentialsLine } from "./shared.js";
 
 function lightbox() {
   const image = h("img", { class: "mg-lightbox-image", alt: "" });
@@ -18,6 +18,14 @@ function lightbox() {
       close.focus();
     },
   };
+}
+
+// The "CR" mark content credentials are known by; what they say is its name and tooltip.
+function credentialsBadge(credentials) {
+  const said = credentialsLine(credentials);
+  if (!said) return null;
+  return h("span", { class: `mg-badge mg-badge--${said.tone} mg-gallery-credentials`, role: "img",
+    "aria-label": said.text, title: said.text, dataset: { status: credentials.status } }, "CR");
 }
 
 function render({ model, el, experimental }) {
@@ -85,7 +93,8 @@ function render({ model, el, experimental }) {
         entry.error ? h("div", { class: "mg-error" }, `${entry.error.code}: ${entry.error.message}`) : null,
         h("div", { class: "mg-row" }, h("span", { class: `mg-badge mg-badge--${tone}` }, entry.status),
           h("strong", {}, entry.model),
-          entry.credits_charged != null ? h("span", { class: "mg-muted mg-gallery-credits" }, `${formatNumber(entry.credits_charged)} cr`) : null),
+          entry.credits_charged != null ? h("span", { class: "mg-muted mg-gallery-credits" }, `${formatNumber(entry.credits_charged)} cr`) : null,
+          credentialsBadge(entry.credentials)),
         entry.settings_text ? h("div", { class: "mg-muted mg-gallery-settings" }, entry.settings_text) : null,
         h("div", { class: "mg-muted mg-gallery-prompt", title: entry.prompt }, entry.prompt),
         h("div", { class: "mg-row" }, choose)));

@@ -1,5 +1,5 @@
 // Job card: status, elapsed time, credits, error, and inline players with actions.
-import { h, listen, mediaFigure, formatNumber, fetchMediaUrl } from "./shared.js";
+import { h, listen, mediaFigure, formatNumber, fetchMediaUrl, credentialsLine } from "./shared.js";
 
 // The browser's own download of an output (the bytes come from the kernel's local copy).
 async function download(experimental, item) {
@@ -77,7 +77,10 @@ function render({ model, el, experimental }) {
       const fetchFile = () => download(experimental, item).catch((err) => {
         notice.textContent = `Download failed: ${err && err.message ? err.message : err}`;
       });
-      return h("div", { class: "mg-stack mg-job-output", dataset: { index } }, figure.node,
+      const said = credentialsLine(item.credentials);
+      const credentials = said ? h("div", { class: `mg-job-credentials mg-tone--${said.tone || "muted"}`,
+        dataset: { status: item.credentials.status } }, said.text) : null;
+      return h("div", { class: "mg-stack mg-job-output", dataset: { index } }, figure.node, credentials,
         h("div", { class: "mg-row" },
           h("button", { type: "button", class: "mg-button mg-use-reference", onclick: act("reference"),
             "aria-label": `Use output ${index + 1} as reference` }, "Use as reference"),

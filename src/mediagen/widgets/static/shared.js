@@ -130,6 +130,21 @@ export function describeItem(item) {
   return parts.join(" · ");
 }
 
+/** What a saved output's content credentials say, in one line, and the tone to show it in:
+ * "Content credentials: signed by Team CA signer · made by pixel-1 · valid". */
+export function credentialsLine(c) {
+  if (!c) return null;
+  const code = c.code ? ` (${c.code})` : "";
+  const [verdict, tone] = {
+    valid: ["valid", "ok"],
+    "untrusted signer": ["signer not in your trust list", "warn"],
+    unsigned: ["unsigned, recorded beside the file", ""],
+    tampered: [`tampered${code}`, "bad"],
+  }[c.status] || [`${c.status}${code}`, "warn"];
+  const parts = [c.signer ? `signed by ${c.signer}` : null, c.model ? `made by ${c.model}` : null, verdict];
+  return { text: `Content credentials: ${parts.filter(Boolean).join(" · ")}`, tone };
+}
+
 /** Numbers as stated (up to 2 decimals), never rounded into something else. */
 export function formatNumber(value) {
   if (value === null || value === undefined || Number.isNaN(value)) return "–";

@@ -82,6 +82,9 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
     ratings = traitlets.Dict().tag(sync=True)
     #: where the last report was exported (as the user named it), shown next to its button
     exported = traitlets.Unicode("").tag(sync=True)
+    #: set by the page each time a new ``chosen`` or ``ratings`` reaches it (``echo`` in
+    #: shared.js): marimo re-runs the cells reading a widget only on changes a page makes
+    page_seen = traitlets.Unicode("").tag(sync=True)
 
     def __init__(
         self,

@@ -2,7 +2,7 @@
 // Run button; cells fill in as jobs end, media fetched only when a cell scrolls into view.
 // A finished cell can be made its row's winner and rated 1-5 (grid.choices in Python). Buttons
 // add a column, run a row or a column again and export the HTML report.
-import { h, lazyFigures, formatNumber, errorBanner } from "./shared.js";
+import { h, lazyFigures, formatNumber, errorBanner, listen, echo, styled } from "./shared.js";
 
 const TONES = { completed: "ok", failed: "bad", invalid: "bad", pending: "warn", submitting: "warn", queued: "warn" };
 
@@ -172,12 +172,14 @@ function render({ model, el, experimental }) {
   };
   const EVENTS = "change:cells change:columns change:prompts change:chosen change:ratings change:exported change:phase change:total change:forecast_text change:blocked_reason";
   renderAll();
-  model.on(EVENTS, renderAll);
+  const unlisten = listen(model, { [EVENTS]: renderAll });
+  const unecho = echo(model, ["chosen", "ratings"]);
   return () => {
     figures.dispose();
     banner.dispose();
-    model.off(EVENTS, renderAll);
+    unlisten();
+    unecho();
   };
 }
 
-export default { render };
+export default styled({ render });

@@ -1,5 +1,5 @@
 // Credit meter: balance, member cap with its reset time, and what this session spent.
-import { h, follow, formatNumber } from "./shared.js";
+import { h, follow, formatNumber, styled } from "./shared.js";
 
 function render({ model, el }) {
   const body = h("div", { class: "mg-row mg-meter", "aria-live": "polite" });
@@ -40,4 +40,4 @@ function render({ model, el }) {
   return follow(model, ["credits", "session_spend", "session_count", "refreshing", "error", "limits"], update);
 }
 
-export default { render };
+export default styled({ render });

@@ -1,5 +1,5 @@
 // Live estimate and the Submit button (disabled, with the reason, when it cannot go through).
-import { h, follow, formatNumber } from "./shared.js";
+import { h, follow, formatNumber, styled } from "./shared.js";
 
 function render({ model, el }) {
   const figures = h("dl", { class: "mg-estimate-figures" });
@@ -78,4 +78,4 @@ function render({ model, el }) {
   return follow(model, ["estimate", "provisional", "status", "blocked_reason", "submitting", "error", "submitted_count"], update);
 }
 
-export default { render };
+export default styled({ render });

@@ -1,5 +1,5 @@
 // Request form: renders the kernel's field specs and sends the user's edits (the kernel owns `values`).
-import { h } from "./shared.js";
+import { h, listen, styled } from "./shared.js";
 
 const TEXT_DEBOUNCE_MS = 200;
 
@@ -253,14 +253,13 @@ function render({ model, el, experimental }) {
   }
 
   const renderError = () => { banner.textContent = model.get("error") || ""; };
-  const handlers = [
-    ["change:fields", renderFields], ["change:values", renderValues], ["change:issues change:uploading", renderIssues],
-    ["change:references", renderReferences], ["change:modes change:mode change:model_name", renderHeader],
-    ["change:error", renderError],
-  ];
   renderHeader(); renderFields(); renderError();
-  for (const [event, fn] of handlers) model.on(event, fn);
-  return () => { flush(); for (const [event, fn] of handlers) model.off(event, fn); };
+  const unlisten = listen(model, {
+    "change:fields": renderFields, "change:values": renderValues, "change:issues change:uploading": renderIssues,
+    "change:references": renderReferences, "change:modes change:mode change:model_name": renderHeader,
+    "change:error": renderError,
+  });
+  return () => { flush(); unlisten(); };
 }
 
-export default { render };
+export default styled({ render });

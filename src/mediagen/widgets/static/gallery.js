@@ -1,7 +1,7 @@
 // Gallery: one widget, many generations; media fetched only when a card scrolls into view.
 // Images open enlarged in a dialog; audio gets full-width controls; a card can be selected
 // (gallery.selected in Python).
-import { h, lazyFigures, formatNumber, credentialsLine } from "./shared.js";
+import { h, lazyFigures, formatNumber, credentialsLine, listen, styled } from "./shared.js";
 
 function lightbox() {
   const image = h("img", { class: "mg-lightbox-image", alt: "" });
@@ -103,15 +103,13 @@ function render({ model, el, experimental }) {
   };
   const renderError = () => { banner.textContent = model.get("error") || ""; };
   renderEntries(); renderError();
-  model.on("change:entries change:total change:selected_id", renderEntries);
-  model.on("change:error", renderError);
+  const unlisten = listen(model, { "change:entries change:total change:selected_id": renderEntries, "change:error": renderError });
   return () => {
     clearTimeout(timer);
     figures.dispose();
     if (box.node.open) box.node.close();
-    model.off("change:entries change:total change:selected_id", renderEntries);
-    model.off("change:error", renderError);
+    unlisten();
   };
 }
 
-export default { render };
+export default styled({ render });

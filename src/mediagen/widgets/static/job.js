@@ -1,5 +1,5 @@
 // Job card: status, elapsed time, credits, error, and inline players with actions.
-import { h, listen, mediaFigure, formatNumber, fetchMediaUrl, credentialsLine } from "./shared.js";
+import { h, listen, mediaFigure, formatNumber, fetchMediaUrl, credentialsLine, styled } from "./shared.js";
 
 // The browser's own download of an output (the bytes come from the kernel's local copy).
 async function download(experimental, item) {
@@ -107,4 +107,4 @@ function render({ model, el, experimental }) {
   };
 }
 
-export default { render };
+export default styled({ render });

@@ -1,5 +1,5 @@
 // Model picker: kind filter, search box and a keyboard-navigable list of models.
-import { h, listen } from "./shared.js";
+import { h, listen, styled } from "./shared.js";
 
 const KINDS = [["", "All"], ["image", "Image"], ["video", "Video"], ["audio", "Audio"]];
 
@@ -102,4 +102,4 @@ function render({ model, el }) {
   };
 }
 
-export default { render };
+export default styled({ render });

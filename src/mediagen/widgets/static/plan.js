@@ -1,5 +1,5 @@
 // A table's plan: the total, rows and credits per model and mode, the forecast, the first rows.
-import { h, formatNumber } from "./shared.js";
+import { h, formatNumber, listen, styled } from "./shared.js";
 
 const plural = (n, word) => `${formatNumber(n)} ${word}${n === 1 ? "" : "s"}`;
 
@@ -59,8 +59,7 @@ function render({ model, el }) {
   };
   update();
   const events = "change:total change:rows change:skipped change:run_id change:counts change:forecast change:sample change:invalid change:error change:progress";
-  model.on(events, update);
-  return () => model.off(events, update);
+  return listen(model, { [events]: update });
 }
 
-export default { render };
+export default styled({ render });

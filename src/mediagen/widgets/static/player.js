@@ -1,5 +1,5 @@
 // One inline player (<img>, <video controls> or <audio controls>) for a file in the kernel.
-import { h, mediaFigure, errorBanner } from "./shared.js";
+import { h, mediaFigure, errorBanner, styled } from "./shared.js";
 
 function render({ model, el, experimental }) {
   const root = h("div", { class: "mg-root mg-player" });
@@ -30,4 +30,4 @@ function render({ model, el, experimental }) {
   };
 }
 
-export default { render };
+export default styled({ render });

@@ -22,6 +22,67 @@ export function ensureSharedStyles() {
 
 ensureSharedStyles();
 
+/** The shared stylesheet inside the shadow root a view is drawn in, when it is: marimo renders
+ * each anywidget in one, where the page's <head> does not reach. The page builds one sheet
+ * (kept on the window, as every view module carries its own copy of this file) and each root
+ * adopts it once. */
+export function adoptSharedStyles(el) {
+  const root = el.getRootNode ? el.getRootNode() : null;
+  if (typeof ShadowRoot === "undefined" || !(root instanceof ShadowRoot)) return false;
+  const sheets = (globalThis.__mediagenSheets ||= {});
+  let sheet = sheets[SHARED_CSS_HASH];
+  if (!sheet) {
+    sheet = sheets[SHARED_CSS_HASH] = new CSSStyleSheet();
+    sheet.replaceSync(SHARED_CSS);
+  }
+  if (!root.adoptedStyleSheets.includes(sheet)) root.adoptedStyleSheets = [...root.adoptedStyleSheets, sheet];
+  return true;
+}
+
+// Requests waiting for the kernel's answer, by model: id -> {resolve, reject}.
+const pendingCommands = new WeakMap();
+
+/** anywidget's command call (``experimental.invoke``) spoken over the model's own custom
+ * messages, in the wire format of anywidget's Python ``@command`` handler: the same on every
+ * host, marimo included, where ``experimental.invoke`` is missing. Resolves [response, buffers]. */
+export function invoker(model) {
+  return (name, msg, { signal, buffers = [] } = {}) => {
+    let pending = pendingCommands.get(model);
+    if (!pending) {
+      pending = new Map();
+      pendingCommands.set(model, pending);
+      model.on("msg:custom", (content, answered) => {
+        if (!content || content.kind !== "anywidget-command-response") return;
+        const waiting = pending.get(content.id);
+        if (!waiting) return;
+        pending.delete(content.id);
+        waiting.resolve([content.response, answered || []]);
+      });
+    }
+    const id = (crypto.randomUUID && crypto.randomUUID()) || `${Date.now()}-${Math.random()}`;
+    return new Promise((resolve, reject) => {
+      if (signal && signal.aborted) { reject(signal.reason); return; }
+      pending.set(id, { resolve, reject });
+      if (signal) signal.addEventListener("abort", () => { pending.delete(id); reject(signal.reason); }, { once: true });
+      model.send({ id, kind: "anywidget-command", name, msg }, undefined, buffers);
+    });
+  };
+}
+
+/** A view module whose render first makes sure the shared styles reach its element (also
+ * once the element is placed, for a host that renders before attaching it), and whose
+ * ``experimental.invoke`` is :func:`invoker`'s. */
+export function styled(module) {
+  return {
+    ...module,
+    render(props) {
+      if (!adoptSharedStyles(props.el)) queueMicrotask(() => adoptSharedStyles(props.el));
+      const experimental = { ...(props.experimental || {}), invoke: invoker(props.model) };
+      return module.render({ ...props, experimental });
+    },
+  };
+}
+
 /** Create an element: h("div", {class: "mg-row", "aria-label": "x"}, child, "text"). */
 export function h(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -151,7 +212,18 @@ export function formatNumber(value) {
   return Number(value).toLocaleString(undefined, { maximumFractionDigits: 2 });
 }
 
-/** Keep a view's error banner in sync with the model's `error` trait. */
+/** Tell the kernel, through the page-owned trait `page_seen`, each time a new value of one of
+ * `traits` reaches the page. marimo re-runs the cells that read a widget only when a page
+ * changes it, so a value the kernel set (a winner the kernel recorded for a click) reaches
+ * those cells this way; Jupyter takes it as one more small update. Returns the undo. */
+export function echo(model, traits) {
+  const seen = () => {
+    model.set("page_seen", `${Date.now()}-${Math.random().toString(36).slice(2)}`);
+    model.save_changes();
+  };
+  return listen(model, { [traits.map((name) => `change:${name}`).join(" ")]: seen });
+}
+
 // Draw a view now and on each change of ``traits``; ask the kernel to refresh once (a reloaded
 // page shows today's figures, not the ones saved with the notebook). Returns the cleanup
 // anywidget calls when the view goes.
@@ -161,14 +233,18 @@ export function follow(model, traits, update) {
   return listen(model, { [traits.map((name) => `change:${name}`).join(" ")]: update });
 }
 
-// Subscribe each handler of ``handlers`` (``{"change:a change:b": fn}``) to the model; returns
-// the function that undoes every subscription, for anywidget to call when the view goes.
+// Subscribe each handler of ``handlers`` (``{"change:a change:b": fn}``) to the model, one
+// event at a time as anywidget's model API takes them (Jupyter's Backbone model would split the
+// string, marimo's does not); returns the function that undoes every subscription, for
+// anywidget to call when the view goes.
 export function listen(model, handlers) {
-  const pairs = Object.entries(handlers);
-  for (const [events, handler] of pairs) model.on(events, handler);
-  return () => { for (const [events, handler] of pairs) model.off(events, handler); };
+  const pairs = Object.entries(handlers).flatMap(([events, handler]) =>
+    events.split(/\s+/).filter(Boolean).map((event) => [event, handler]));
+  for (const [event, handler] of pairs) model.on(event, handler);
+  return () => { for (const [event, handler] of pairs) model.off(event, handler); };
 }
 
+/** Keep a view's error banner in sync with the model's `error` trait. */
 export function errorBanner(model) {
   const node = h("div", { class: "mg-error", role: "alert" });
   const update = () => { node.textContent = model.get("error") || ""; };

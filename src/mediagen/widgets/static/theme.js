@@ -2,7 +2,7 @@
 // JupyterLab and Notebook 7 mark the theme on <body data-jp-theme-light>; VS Code marks
 // body.vscode-dark; anywhere else the browser's colour-scheme preference decides.
 // It also brings the shared stylesheet for widgets beside it that only use its classes.
-import { ensureSharedStyles } from "./shared.js";
+import { ensureSharedStyles, styled } from "./shared.js";
 function isDark() {
   const body = document.body;
   if (body.dataset.jpThemeLight !== undefined) return body.dataset.jpThemeLight === "false";
@@ -24,4 +24,4 @@ function render({ model, el }) {
   return () => observer.disconnect();
 }
 
-export default { render };
+export default styled({ render });

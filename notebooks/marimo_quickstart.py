@@ -1,0 +1,64 @@
+import marimo
+
+__generated_with = "0.25.2"
+app = marimo.App(width="medium")
+
+
+@app.cell
+def _():
+    import marimo as mo
+
+    mo.md(
+        """
+        # mediagen in marimo
+
+        The same widgets as in JupyterLab, in a marimo notebook: compare models on a few
+        prompts, see the price before anything runs, pick the winners, and read them back in
+        cells that re-run when you choose. The key comes from the environment
+        (`MEDIAGEN_API_KEY`, `MEDIAGEN_BASE_URL`), never from the notebook; `mediagen sandbox`
+        serves the whole API locally, free.
+        """
+    )
+    return (mo,)
+
+
+@app.cell
+def _():
+    import mediagen as mg
+
+    client = mg.Client()
+    balance = client.credits.get().balance
+    return balance, client, mg
+
+
+@app.cell
+def _(balance, mo):
+    mo.md(f"Balance: **{balance:,.2f} credits**")
+    return
+
+
+@app.cell
+def _(client, mg, mo):
+    grid = mg.compare(
+        ["a lighthouse at dusk", "a red fox in fresh snow"],
+        ["pixel-1", {"model": "pixel-pro", "quality": "high"}],
+        client,
+    )
+    # mo.ui.anywidget: cells that read `compared.value` re-run when the grid changes
+    compared = mo.ui.anywidget(grid)
+    compared
+    return compared, grid
+
+
+@app.cell
+def _(compared, grid, mo):
+    chosen = compared.value["chosen"]  # {"<row>": <column>}, set by the grid's Choose buttons
+    mo.md(
+        f"{len(chosen)} of {len(grid.plan.prompts)} rows judged: Run the grid, then Choose "
+        "the best image of each row."
+    ) if not chosen else grid.choices[["prompt", "column", "credits", "generation_id"]]
+    return
+
+
+if __name__ == "__main__":
+    app.run()

@@ -1,0 +1,153 @@
+"""mediagen's widgets in marimo, in real Chromium: the marimo tutorial
+(``notebooks/marimo_quickstart.py``) served by ``marimo edit`` and ``marimo run`` on loopback,
+its compare grid priced, run and judged with clicks, its media shown, its styles applied inside
+marimo's shadow roots, and the cell that reads the grid re-run by a click; the same notebook
+run as a script.
+
+marimo renders each anywidget in a shadow root of its own and implements anywidget's front-end
+API itself: these tests are where a view leaning on a JupyterLab-only behaviour shows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from conftest import CHROMIUM, CHROMIUM_ARGS, _free_port, _require_chromium
+from mediagen.cli import _tether
+
+TUTORIAL = Path(__file__).parents[2] / "notebooks" / "marimo_quickstart.py"
+TIMEOUT = 60_000
+
+
+def _environment(sandbox, tenant, tmp_path: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "MEDIAGEN_BASE_URL": sandbox.base_url,
+        "MEDIAGEN_API_KEY": tenant.api_key,
+        "MEDIAGEN_CACHE_DIR": str(tmp_path / "cache"),
+        # marimo keeps its settings and logs there: never the user's
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),
+    }
+
+
+@contextlib.contextmanager
+def marimo_serving(mode: str, notebook: Path, env: dict[str, str], log: Path) -> Iterator[str]:
+    """``marimo run`` or ``marimo edit`` of a copy of ``notebook`` (edit mode saves into the
+    file it opened) on a free loopback port, tethered: a killed test run leaves no server. Its
+    URL, once it answers ``/health``. The copy's folder says to run every cell on open, as a
+    user's first click on "run all" would."""
+    folder = log.parent / f"marimo-{mode}"
+    folder.mkdir()
+    copy = folder / notebook.name
+    shutil.copyfile(notebook, copy)
+    (folder / "pyproject.toml").write_text("[tool.marimo.runtime]\nauto_instantiate = true\n")
+    port = _free_port()
+    edit = ["--no-token", "--skip-update-check"] if mode == "edit" else []
+    with log.open("wb") as out:
+        process = _tether.popen(
+            [sys.executable, "-m", "marimo", mode, str(copy), "--headless",
+             "--host", "127.0.0.1", "--port", str(port), *edit],
+            env=env, stdout=out, stderr=subprocess.STDOUT, cwd=folder,
+        )  # fmt: skip
+        try:
+            url = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 60
+            while True:
+                with contextlib.suppress(OSError):
+                    urllib.request.urlopen(f"{url}/health", timeout=2).close()  # noqa: S310
+                    break
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"marimo did not start:\n{log.read_text()[-3000:]}")
+                time.sleep(0.2)
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@pytest.fixture
+def browser_page() -> Iterator:
+    from playwright.sync_api import sync_playwright
+
+    _require_chromium()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        page.set_default_timeout(30_000)
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.errors = errors  # type: ignore[attr-defined]
+        yield page
+        browser.close()
+
+
+@pytest.mark.parametrize("mode", ["edit", "run"])
+def test_the_tutorial_grid_prices_runs_shows_its_images_styled_and_a_choice_reruns_a_cell(
+    sandbox, tenant, tmp_path, browser_page, mode
+):
+    """In ``marimo edit`` (where a notebook is written) and ``marimo run`` (an app)."""
+    page = browser_page
+    env = _environment(sandbox, tenant, tmp_path)
+    with marimo_serving(mode, TUTORIAL, env, tmp_path / "marimo.log") as url:
+        page.goto(url)
+        grid = page.locator(".mg-compare")
+        expect(grid).to_have_count(1, timeout=TIMEOUT)
+        expect(page.get_by_text("0 of 2 rows judged")).to_be_visible(timeout=TIMEOUT)
+
+        # the shared stylesheet reaches into marimo's shadow root: a computed style, not text
+        border = grid.evaluate("(el) => getComputedStyle(el).borderTopStyle")  # .mg-card's
+        assert border == "solid", "mediagen.css did not reach the widget's shadow root"
+        run = grid.get_by_role("button", name="Run", exact=True)
+        assert run.evaluate("(el) => getComputedStyle(el).cursor") == "pointer"
+
+        expect(run).to_be_enabled(timeout=TIMEOUT)  # priced
+        run.click()
+        done = grid.locator('.mg-compare-cell[data-status="completed"]')
+        expect(done).to_have_count(4, timeout=TIMEOUT)
+        images = grid.locator(".mg-compare-cell img")
+        expect(images).to_have_count(4, timeout=TIMEOUT)
+        for index in range(4):
+            image = images.nth(index)
+            image.evaluate(
+                "(el) => (el.complete && el.naturalWidth)"
+                " || new Promise((r) => el.addEventListener('load', r, {once: true}))"
+            )
+            assert image.evaluate("(el) => el.naturalWidth") > 0
+
+        # a click on Choose changes the grid's `chosen`; the cell reading it runs again
+        grid.locator('.mg-compare-cell[data-row="0"][data-col="1"]').get_by_role(
+            "button", name="Choose"
+        ).click()
+        expect(page.get_by_text("0 of 2 rows judged")).to_have_count(0, timeout=TIMEOUT)
+        judged = page.locator("table").filter(has_text="generation_id")  # the cell's DataFrame
+        expect(judged).to_contain_text("a lighthouse at dusk")
+        expect(judged).to_contain_text("pixel-pro")
+
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_the_tutorial_runs_as_a_script(sandbox, tenant, tmp_path):
+    """``python notebooks/marimo_quickstart.py``: every cell runs, with no front end at all."""
+    env = _environment(sandbox, tenant, tmp_path)
+    done = subprocess.run(
+        [sys.executable, str(TUTORIAL)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert tenant.api_key not in done.stdout + done.stderr

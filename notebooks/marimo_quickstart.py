@@ -60,5 +60,38 @@ def _(compared, grid, mo):
     return
 
 
+@app.cell
+def _(mo):
+    mo.md(
+        """
+        ## The studio
+
+        Pick a model, fill its form, see the estimate, submit, and watch the job: the same
+        studio as in JupyterLab. The cell after it runs again each time a job finishes.
+        """
+    )
+    return
+
+
+@app.cell
+def _(client, mg, mo):
+    studio = mo.ui.anywidget(mg.studio(client))
+    studio
+    return (studio,)
+
+
+@app.cell
+def _(mo, studio):
+    # `last_id` changes when a job of the studio finishes; `studio.last` is that generation
+    finished = studio.last if studio.value["last_id"] else None
+    mo.md(
+        "No job finished in the studio yet."
+        if finished is None
+        else f"Last finished: **{finished.model}**, {finished.status}, "
+        f"{finished.credits_charged} credits (`{finished.id}`)"
+    )
+    return
+
+
 if __name__ == "__main__":
     app.run()

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
+from test_studio import pick, submit_when_priced
 
 from conftest import CHROMIUM, CHROMIUM_ARGS, _free_port, _require_chromium
 from mediagen.cli import _tether
@@ -115,9 +116,8 @@ def test_the_tutorial_grid_prices_runs_shows_its_images_styled_and_a_choice_reru
         border = grid.evaluate("(el) => getComputedStyle(el).borderTopStyle")  # .mg-card's
         assert border == "solid", "mediagen.css did not reach the widget's shadow root"
         run = grid.get_by_role("button", name="Run", exact=True)
-        assert run.evaluate("(el) => getComputedStyle(el).cursor") == "pointer"
-
         expect(run).to_be_enabled(timeout=TIMEOUT)  # priced
+        assert run.evaluate("(el) => getComputedStyle(el).cursor") == "pointer"
         run.click()
         done = grid.locator('.mg-compare-cell[data-status="completed"]')
         expect(done).to_have_count(4, timeout=TIMEOUT)
@@ -139,6 +139,50 @@ def test_the_tutorial_grid_prices_runs_shows_its_images_styled_and_a_choice_reru
         judged = page.locator("table").filter(has_text="generation_id")  # the cell's DataFrame
         expect(judged).to_contain_text("a lighthouse at dusk")
         expect(judged).to_contain_text("pixel-pro")
+
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_the_tutorial_studio_prices_submits_shows_the_image_and_its_last_cell_reruns(
+    sandbox, tenant, tmp_path, browser_page
+):
+    """The studio composes its parts (picker, form, estimate, meter, cards, gallery) in one
+    anywidget: in marimo it renders whole, and the cell reading ``studio.last`` runs again
+    when the job finishes."""
+    page = browser_page
+    env = _environment(sandbox, tenant, tmp_path)
+    with marimo_serving("edit", TUTORIAL, env, tmp_path / "marimo.log") as url:
+        page.goto(url)
+        studio = page.locator(".mg-studio")
+        expect(studio).to_have_count(1, timeout=TIMEOUT)
+        # marimo edit shows each cell's code too: the cells' outputs are its paragraphs
+        said = page.locator(".paragraph")
+        expect(said.filter(has_text="No job finished in the studio yet.")).to_be_visible(
+            timeout=TIMEOUT
+        )
+        studio.locator(".mg-picker [role=option]").first.wait_for(timeout=TIMEOUT)
+        expect(studio.locator(".mg-meter-balance")).to_contain_text("available", timeout=TIMEOUT)
+        pick(studio, "Image", "pixel-1")
+        prompt = studio.locator(".mg-form").get_by_role("textbox", name="Prompt", exact=True)
+        prompt.fill("a kite over the dunes")
+        page.wait_for_timeout(500)  # the form debounces typing before telling the kernel
+        submit_when_priced(studio)
+        card = studio.locator(".mg-job").first
+        expect(card).to_have_attribute("data-status", "completed", timeout=TIMEOUT)
+        image = card.locator("img")
+        image.wait_for(timeout=TIMEOUT)
+        image.evaluate(
+            "(el) => (el.complete && el.naturalWidth)"
+            " || new Promise((r) => el.addEventListener('load', r, {once: true}))"
+        )
+        assert image.evaluate("(el) => el.naturalWidth") > 0
+        expect(page.get_by_text("Last finished: pixel-1, completed")).to_be_visible(timeout=TIMEOUT)
+        # the grid of the studio, styled: the picker beside the form
+        picker = studio.locator(".mg-studio-picker").bounding_box()
+        form = studio.locator(".mg-studio-form").bounding_box()
+        assert picker is not None
+        assert form is not None
+        assert picker["x"] + picker["width"] <= form["x"], (picker, form)
 
     assert page.errors == []  # type: ignore[attr-defined]
 

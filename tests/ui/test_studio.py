@@ -299,6 +299,6 @@ def test_the_studio_lays_the_picker_beside_the_form_and_stacks_them_when_narrow(
     # the shared stylesheet is in the page once: not a copy per widget class (anywidget's _css)
     sheets = lab.page.evaluate(
         """() => [...document.querySelectorAll('style')]
-            .filter((s) => s.textContent.includes('.mg-studio.widget-vbox')).map((s) => s.id)"""
+            .filter((s) => s.textContent.includes('.mg-studio-jobs')).map((s) => s.id)"""
     )
     assert sheets == ["mediagen-shared-css"], sheets

@@ -61,7 +61,9 @@ def _subclasses(cls: type) -> set[type]:
     import importlib
 
     for module in _assets.STATIC.glob("*.js"):  # each view's module defines its widget class
-        name = {"compare": "_compare", "theme": "_theme"}.get(module.stem, module.stem)
+        name = {"compare": "_compare", "theme": "_theme", "studio": "_studio"}.get(
+            module.stem, module.stem
+        )
         if name != "shared":
             importlib.import_module(f"mediagen.widgets.{name}")
     found = set(cls.__subclasses__())

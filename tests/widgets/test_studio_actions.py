@@ -37,7 +37,7 @@ def test_save_writes_into_the_studio_folder_and_says_where(make_client, tenant, 
         card._on_view_message(card, {"action": "save", "index": 0}, [])  # the Save click
         await until(lambda: card.notice.startswith("Saved") or card.error, what="the save")
         said_first = card.notice
-        studio.save_folder.value = str(second)  # the user changes the studio's folder
+        studio.save_folder = str(second)  # the user changes the studio's folder
         saved = await card.save(0)
         await aclose(client)
         return card, said_first, saved

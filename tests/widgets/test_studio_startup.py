@@ -70,12 +70,11 @@ def test_the_first_paint_is_built_from_few_widget_models_and_the_rest_follows(ma
     assert len(first_paint) <= FIRST_PAINT_MODELS, f"{len(first_paint)} models: {first_paint}"
     assert not {"CreditMeter", "Gallery"} & set(first_paint), first_paint
     assert {"CreditMeter", "Gallery"} <= set(later), later
-    # then in their places: the meter on top, the gallery at the bottom
-    names = [type(child).__name__ for child in studio.children]
-    assert (names[0], names[-1]) == ("CreditMeter", "Gallery"), names
-    # the layout is CSS (mediagen.css: .mg-studio), not nested boxes
-    assert names.count("VBox") == 1  # the jobs
-    assert not any(name in {"HBox", "GridBox"} for name in first_paint + later)
+    # then in their places (the view lays them out by name): every part an anywidget, no box
+    assert set(studio.parts) == {"meter", "picker", "form", "estimate", "gallery"}
+    assert studio.parts["meter"] == f"anywidget:{studio.meter.model_id}"
+    assert studio.parts["gallery"] == f"anywidget:{studio.gallery.model_id}"
+    assert not any(name in {"HBox", "VBox", "GridBox", "Box"} for name in first_paint + later)
 
 
 def _timed_cell(client: mediagen.Client, wait: float) -> tuple[Studio, list[dict], float]:

@@ -14,6 +14,7 @@ can reuse its ``mg-*`` classes; ``_css`` carries only a widget's own sheets.
 
 from __future__ import annotations
 
+import base64
 import functools
 import hashlib
 import json
@@ -60,6 +61,13 @@ def _with_shared_css(source: str) -> str:
             raise RuntimeError(f"shared.js has lost its line {empty!r}")
         source = source.replace(empty, f"const {constant} = {json.dumps(value)};", 1)
     return source
+
+
+@functools.cache
+def esm_data_url(name: str) -> str:
+    """:func:`esm` as a ``data:`` URL, for a host that loads a module only from a URL."""
+    encoded = base64.b64encode(esm(name).encode("utf-8")).decode("ascii")
+    return f"data:text/javascript;base64,{encoded}"
 
 
 @functools.cache

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
@@ -73,3 +74,36 @@ class MediagenWidget(ReportsErrors, anywidget.AnyWidget):
             if cls._stylesheets:
                 cls._css = _assets.css(*cls._stylesheets)
         super().__init_subclass__(**kwargs)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if _in_marimo():
+            # marimo serves a widget's module from a file it registers with the cell being
+            # run, and cannot when none is (a job card made when a job is submitted, the
+            # meter made after the studio's first paint): the module goes as a data URL,
+            # which marimo takes as it is (read by anywidget before the traits exist)
+            self._esm = _assets.esm_data_url(type(self)._module)
+        super().__init__(*args, **kwargs)
+
+
+def _in_marimo() -> bool:
+    marimo = sys.modules.get("marimo")
+    if marimo is None:
+        return False
+    try:
+        return bool(marimo.running_in_notebook())
+    except Exception:  # an older marimo, or one half imported: its default serving
+        return False
+
+
+class EchoedToPage(traitlets.HasTraits):
+    """Trait class for widgets whose page tells the kernel when a value a notebook cell may
+    read reached it (``echo`` in shared.js): marimo re-runs the cells reading a widget only on
+    changes a page makes, so a value the kernel set (a winner, the last finished job) reaches
+    them through this one."""
+
+    page_seen = traitlets.Unicode("").tag(sync=True)
+
+
+def widget_ref(widget: anywidget.AnyWidget) -> str:
+    """How a composed widget names a part for its view (anywidget's ``host.getWidget``)."""
+    return f"anywidget:{widget.model_id}"

@@ -40,7 +40,7 @@ from mediagen.display import _html
 from mediagen.display._html import plural
 from mediagen.pricing.catalog import Catalog
 from mediagen.widgets import _compare_store, _tasks
-from mediagen.widgets._base import MediagenWidget, _describe
+from mediagen.widgets._base import EchoedToPage, MediagenWidget, _describe
 from mediagen.widgets._compare_plan import Plan, cell_request, columns_of, plan, request_key
 from mediagen.widgets._compare_snapshot import grid_html, report_html
 from mediagen.widgets._loop_client import on_loop
@@ -61,7 +61,7 @@ PRICED, QUEUED, SUBMITTING, PENDING, COMPLETED, FAILED, INVALID = (
 RUNNING = (QUEUED, SUBMITTING, PENDING)
 
 
-class Compare(StaticFallback, MediaSource, MediagenWidget):
+class Compare(StaticFallback, MediaSource, EchoedToPage, MediagenWidget):
     _module = "compare.js"
     _stylesheets = ("compare.css",)
 
@@ -82,9 +82,6 @@ class Compare(StaticFallback, MediaSource, MediagenWidget):
     ratings = traitlets.Dict().tag(sync=True)
     #: where the last report was exported (as the user named it), shown next to its button
     exported = traitlets.Unicode("").tag(sync=True)
-    #: set by the page each time a new ``chosen`` or ``ratings`` reaches it (``echo`` in
-    #: shared.js): marimo re-runs the cells reading a widget only on changes a page makes
-    page_seen = traitlets.Unicode("").tag(sync=True)
 
     def __init__(
         self,

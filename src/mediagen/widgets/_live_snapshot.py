@@ -83,13 +83,16 @@ def marked_html(snapshot: str, model_id: str) -> str:
 
 
 def _tree(widget: Any, seen: set[int] | None = None) -> Iterator[ipywidgets.Widget]:
-    """``widget`` and every widget inside it (box children, recursively)."""
+    """``widget`` and every widget inside it (a composed widget's ``shown_widgets()``, a box's
+    children), recursively."""
     seen = set() if seen is None else seen
     if id(widget) in seen or not isinstance(widget, ipywidgets.Widget):
         return
     seen.add(id(widget))
     yield widget
-    for child in getattr(widget, "children", ()) or ():
+    shown = getattr(widget, "shown_widgets", None)
+    inside = shown() if callable(shown) else None
+    for child in inside if inside is not None else getattr(widget, "children", ()) or ():
         yield from _tree(child, seen)
 
 

@@ -1,5 +1,9 @@
 """``studio()``: the model picker, form, live estimate, job cards, gallery and credit meter,
-composed in ipywidgets containers and wired together. Each part stays usable alone.
+composed and wired together in one anywidget. Each part stays usable alone.
+
+The studio holds its parts as anywidget references (``parts``, ``cards``) that its view draws
+into one CSS grid through anywidget's host, not in ipywidgets containers: a front end that
+renders anywidgets (JupyterLab, Notebook 7, VS Code, marimo) renders the whole studio.
 
 Wiring: choosing a model loads the form; the form drives the estimate; a submission adds a job
 card; a finished job refreshes the credits, joins the gallery, and its outputs can be fed back
@@ -16,17 +20,17 @@ Results come back into Python: ``studio.last`` is the latest generation finished
 from __future__ import annotations
 
 import asyncio
-import html
 from collections.abc import Awaitable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import ipywidgets
+import traitlets
 
 from mediagen.client import Client, MediagenError
 from mediagen.display import _html
 from mediagen.display._html import plural
 from mediagen.widgets import _tasks
+from mediagen.widgets._base import EchoedToPage, MediagenWidget, widget_ref
 from mediagen.widgets._loop_client import on_loop
 from mediagen.widgets._snapshot import StaticFallback, generations_html, price_settings
 from mediagen.widgets.credits import Balance, CreditMeter
@@ -40,10 +44,23 @@ if TYPE_CHECKING:
     from mediagen.client import AsyncClient, Generation
     from mediagen.widgets.gallery import Shown
 
-_NOTE_STYLE = "font-size: var(--jp-ui-font-size0, 11px); color: var(--jp-ui-font-color2, #616161)"
 
+class Studio(StaticFallback, EchoedToPage, MediagenWidget):
+    _module = "studio.js"
 
-class Studio(StaticFallback, ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets: no hints
+    #: the parts the view draws, by place (meter, picker, form, estimate, gallery): anywidget
+    #: references (``"anywidget:<model id>"``); the meter and the gallery come after the first
+    #: paint
+    parts = traitlets.Dict().tag(sync=True)
+    #: the job cards' references, newest first
+    card_refs = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    #: the forecast for the estimated request, from the user's own history (one sentence)
+    forecast = traitlets.Unicode("").tag(sync=True)
+    #: the folder each card's Save writes into; the user can change it in the studio
+    save_folder = traitlets.Unicode("").tag(sync=True)
+    #: the id of :attr:`last` (the page echoes it, so a marimo cell reading ``last`` re-runs)
+    last_id = traitlets.Unicode("").tag(sync=True)
+
     #: how many past generations the gallery shows on start
     HISTORY_LIMIT = 48
     #: how long building the studio waits for a catalog already asked for (seconds): a quick
@@ -79,22 +96,9 @@ class Studio(StaticFallback, ipywidgets.VBox):  # type: ignore[misc]  # ipywidge
         self.estimate = LiveEstimate(
             self.client, self.form, debounce=debounce, balance=self.balance
         )
-        #: the forecast for the estimated request, from the user's own history
-        self.forecast = ipywidgets.HTML()
         self._forecasts = 0  # latest wins: only the newest request's forecast is shown
         self._history_synced = False
-        self.jobs = ipywidgets.VBox()
-        self.jobs.add_class("mg-studio-jobs")
         self.cards: list[JobCard] = []
-        # where each card's Save writes; the user can change it in the studio
-        self.save_folder = ipywidgets.Text(
-            value=str(Path(save_dir).expanduser().resolve()),
-            description="Save folder",
-            style={"description_width": "initial"},
-            layout=ipywidgets.Layout(width="100%"),
-        )
-        self.save_folder.add_class("mg-save-folder")
-        self.save_folder.observe(self._on_save_folder, names="value")
         # Built last: a catalog that came while the rest was built is in the picker's first
         # state, so the page shows it with the studio instead of one message later.
         self.picker = ModelPicker(_arrived(catalog, self.CATALOG_WAIT))
@@ -102,20 +106,15 @@ class Studio(StaticFallback, ipywidgets.VBox):  # type: ignore[misc]  # ipywidge
         self.last: Any = None
         # One grid, laid out by mediagen.css (.mg-studio): the meter on top, the picker on the
         # left beside the form, estimate and forecast, everything else full width; each part
-        # has its place, so the meter and the gallery arriving later move nothing. Every
-        # container or Layout is one more model the page must create before the studio is on
-        # screen, so the grid is CSS, not nested boxes.
-        for part, name in (
-            (self.picker, "picker"),
-            (self.form, "form"),
-            (self.estimate, "estimate"),
-            (self.forecast, "forecast"),
-        ):
-            part.add_class(f"mg-studio-{name}")
+        # has its place, so the meter and the gallery arriving later move nothing.
         super().__init__(
-            [self.picker, self.form, self.estimate, self.forecast, self.save_folder, self.jobs]
+            parts={
+                "picker": widget_ref(self.picker),
+                "form": widget_ref(self.form),
+                "estimate": widget_ref(self.estimate),
+            },
+            save_folder=str(Path(save_dir).expanduser().resolve()),
         )
-        self.add_class("mg-studio")
         self.picker.observe(self._on_model, names="value")
         self.estimate.on_submitted(self._on_submitted)
         # a new quote, or the same quote again for another request (status: ready once more)
@@ -129,8 +128,7 @@ class Studio(StaticFallback, ipywidgets.VBox):  # type: ignore[misc]  # ipywidge
         """The credit meter: balance, spend limits and this session's spend."""
         if self._meter is None:
             self._meter = CreditMeter(self.client, balance=self.balance)
-            self._meter.add_class("mg-studio-meter")
-            self.children = (self._meter, *self.children)  # type: ignore[has-type]
+            self.parts = {**self.parts, "meter": widget_ref(self._meter)}
         return self._meter
 
     @property
@@ -138,9 +136,13 @@ class Studio(StaticFallback, ipywidgets.VBox):  # type: ignore[misc]  # ipywidge
         """The gallery of finished generations, this session's and the history's."""
         if self._gallery is None:
             self._gallery = Gallery(self.client)
-            self._gallery.add_class("mg-studio-gallery")
-            self.children = (*self.children, self._gallery)
+            self.parts = {**self.parts, "gallery": widget_ref(self._gallery)}
         return self._gallery
+
+    def shown_widgets(self) -> list[MediagenWidget]:
+        """The widgets the studio shows (the parts made so far, then the cards)."""
+        made = [self._meter, self.picker, self.form, self.estimate, self._gallery]
+        return [part for part in made if part is not None] + list(self.cards)
 
     @property
     def generations(self) -> list[Shown]:
@@ -186,7 +188,7 @@ class Studio(StaticFallback, ipywidgets.VBox):  # type: ignore[misc]  # ipywidge
     def _on_quote(self, change: Any) -> None:
         self._forecasts += 1
         if self.estimate.status != "ready" or not self.estimate.estimate:
-            self.forecast.value = ""
+            self.forecast = ""
             return
         _tasks.spawn(self._forecast(dict(self.form.request), self._forecasts))
 
@@ -200,7 +202,7 @@ class Studio(StaticFallback, ipywidgets.VBox):  # type: ignore[misc]  # ipywidge
         except (MediagenError, OSError):  # a forecast is a hint: the estimate still stands
             note = ""
         if ticket == self._forecasts:
-            self.forecast.value = f"<div style='{_NOTE_STYLE}'>{html.escape(note)}</div>"
+            self.forecast = note
 
     def _on_submitted(
         self, generation: Generation[AsyncClient], request: dict[str, Any], estimate: dict[str, Any]
@@ -227,19 +229,20 @@ class Studio(StaticFallback, ipywidgets.VBox):  # type: ignore[misc]  # ipywidge
             generation,
             reserved=reserved,
             request=request,
-            save_dir=self.save_folder.value,
+            save_dir=self.save_folder,
             poll_interval=self.poll_interval,
         )
         card.on_finished(lambda generation: self._on_finished(generation, card.request))
         card.on_reference(self._use_reference)
         self.cards.insert(0, card)
-        self.jobs.children = (card, *self.jobs.children)
+        self.card_refs = [widget_ref(c) for c in self.cards]
         return card
 
     def _on_finished(
         self, generation: Generation[Any], request: dict[str, Any] | None = None
     ) -> None:
         self.last = generation
+        self.last_id = generation.id
         self.meter.generation_finished(generation)
         _tasks.spawn(
             self.gallery.add_with_outputs(generation, request=request),
@@ -251,12 +254,13 @@ class Studio(StaticFallback, ipywidgets.VBox):  # type: ignore[misc]  # ipywidge
     @property
     def save_dir(self) -> Path:
         """The folder Save writes into (also the "Save folder" box in the studio)."""
-        return Path(self.save_folder.value)
+        return Path(self.save_folder)
 
     @save_dir.setter
     def save_dir(self, value: str | Path) -> None:
-        self.save_folder.value = str(Path(value).expanduser().resolve())
+        self.save_folder = str(Path(value).expanduser().resolve())
 
+    @traitlets.observe("save_folder")
     def _on_save_folder(self, change: Any) -> None:
         for card in self.cards:
             card.save_dir = str(Path(change["new"]).expanduser().resolve())

@@ -19,6 +19,7 @@ export class Feed {
   private _scope: Scope = 'credits';
   private _abort: AbortController | null = null;
   private _snapshot: Snapshot | null = null;
+  private _refreshAsked = false;
   private _changed = new Signal<this, Snapshot>(this);
 
   get changed(): ISignal<this, Snapshot> {
@@ -33,6 +34,15 @@ export class Feed {
   want(who: string, scope: Scope = 'all'): void {
     this._wanted.set(who, scope);
     this._follow();
+  }
+
+  /** Ask the server to read everything now, and answer with what it has at once. */
+  refresh(): void {
+    if (this._wanted.size === 0) {
+      return;
+    }
+    this._refreshAsked = true;
+    this._restart(this._scope);
   }
 
   release(who: string): void {
@@ -58,6 +68,10 @@ export class Feed {
     }
     // A new scope is asked at once (the held request is dropped) and answered at once: the
     // sidebar shown again gets the rows now, and the server stops listing them when it hides.
+    this._restart(scope);
+  }
+
+  private _restart(scope: Scope): void {
     this._abort?.abort();
     this._scope = scope;
     this._version = -1;
@@ -68,8 +82,10 @@ export class Feed {
   private async _loop(signal: AbortSignal, scope: Scope): Promise<void> {
     while (!signal.aborted) {
       try {
+        const refresh = this._refreshAsked ? '&refresh=1' : '';
+        this._refreshAsked = false;
         const snap = await requestAPI<Snapshot>(
-          `events?subscriber=${this.subscriber}&since=${this._version}&scope=${scope}`,
+          `events?subscriber=${this.subscriber}&since=${this._version}&scope=${scope}${refresh}`,
           { signal }
         );
         if (signal.aborted) {

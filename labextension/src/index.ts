@@ -7,19 +7,15 @@ import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application'
 import { Clipboard, ICommandPalette, MainAreaWidget, Notification } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookActions } from '@jupyterlab/notebook';
 import { IStatusBar } from '@jupyterlab/statusbar';
-import { LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
 import { Feed } from './feed';
+import { generationsIcon } from './icons';
 import { insertCode, Row } from './model';
 import { GenerationsPanel } from './sidebar';
 import { SpendPanel } from './spend';
 import { StatusItem } from './status';
 import { MediaViewer } from './viewer';
-
-import iconSvg from '../style/icon.svg';
-
-const icon = new LabIcon({ name: 'mediagen:generations', svgstr: iconSvg });
 
 const COMMANDS = {
   open: 'mediagen:open-generations',
@@ -37,7 +33,7 @@ function openInMain(app: JupyterFrontEnd, id: string, make: () => Widget): void 
   widget.id = id;
   widget.title.label = content.title.label;
   widget.title.caption = content.title.caption;
-  widget.title.icon = icon;
+  widget.title.icon = content.title.icon;
   widget.title.closable = true;
   app.shell.add(widget, 'main');
   app.shell.activateById(id);
@@ -75,7 +71,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       insert,
       copyId: async row => Clipboard.copyToSystem(row.id)
     });
-    sidebar.title.icon = icon;
+    sidebar.title.icon = generationsIcon;
     sidebar.title.caption = 'mediagen generations';
     app.shell.add(sidebar, 'left', { rank: 850 });
 

@@ -3,7 +3,18 @@
  * in place (a row is rebuilt only when its data changed), so a playing video or a focused
  * button survives the next update.
  */
+import {
+  caretDownEmptyIcon,
+  LabIcon,
+  pauseIcon,
+  ReactWidget,
+  refreshIcon,
+  runIcon,
+  Toolbar,
+  ToolbarButtonComponent
+} from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
+import * as React from 'react';
 
 import { mediaUrl } from './api';
 import { Feed } from './feed';
@@ -25,6 +36,70 @@ export interface RowActions {
   copyId(row: Row): Promise<void>;
 }
 
+const FILTER_BUTTONS = [
+  ['running', 'Running', 'Show the running generations only'],
+  ['failed', 'Failed', 'Show the failed generations only'],
+  ['today', 'Today', 'Show the generations created today (UTC) only']
+] as const;
+
+/** A select dressed as JupyterLab's own (HTMLSelect's classes and caret), kept a plain DOM
+ * node so the rows' updates can change its options without a React render. */
+function styledSelect(select: HTMLSelectElement): Widget {
+  const wrapper = new Widget();
+  wrapper.addClass('jp-HTMLSelect');
+  wrapper.addClass('jp-DefaultStyle');
+  wrapper.addClass('mg-lab-model-wrapper');
+  wrapper.node.append(select, caretDownEmptyIcon.element({ tag: 'span', stylesheet: 'select' }));
+  return wrapper;
+}
+
+/**
+ * A toolbar toggle: a native button with aria-pressed, styled as the toolbar's buttons.
+ * JupyterLab's ToolbarButton puts aria-pressed on its `jp-button` host element, which has no
+ * button role there, and accessibility checkers reject that.
+ */
+class ToggleButton extends Widget {
+  private _pressed = false;
+
+  constructor(label: string, tooltip: string, onToggle: (pressed: boolean) => void) {
+    super({ node: document.createElement('button') });
+    const button = this.node as HTMLButtonElement;
+    button.type = 'button';
+    button.textContent = label;
+    button.title = tooltip;
+    this.addClass('jp-ToolbarButton');
+    this.addClass('mg-lab-filter');
+    button.setAttribute('aria-pressed', 'false');
+    button.addEventListener('click', () => {
+      this.pressed = !this._pressed;
+      onToggle(this._pressed);
+    });
+  }
+
+  get pressed(): boolean {
+    return this._pressed;
+  }
+
+  set pressed(value: boolean) {
+    this._pressed = value;
+    this.node.setAttribute('aria-pressed', String(value));
+  }
+}
+
+/** A toolbar button that acts, not toggles: no aria-pressed state. */
+function actionButton(icon: LabIcon, tooltip: string, onClick: () => void): Widget {
+  const widget = ReactWidget.create(
+    React.createElement(ToolbarButtonComponent, {
+      icon,
+      tooltip,
+      className: 'mg-lab-refresh',
+      onClick
+    })
+  );
+  widget.addClass('jp-ToolbarButton');
+  return widget;
+}
+
 export class GenerationsPanel extends Widget {
   private _filters: Filters = { ...NO_FILTERS };
   private _rows: Row[] = [];
@@ -32,6 +107,10 @@ export class GenerationsPanel extends Widget {
   private _message: HTMLParagraphElement;
   private _count: HTMLParagraphElement;
   private _model: HTMLSelectElement;
+  private _search: HTMLInputElement;
+  private _empty: HTMLDivElement;
+  private _toolbar: Toolbar;
+  private _filterButtons: ToggleButton[] = [];
   private _built = new Map<string, { key: string; node: HTMLLIElement }>();
 
   constructor(
@@ -48,27 +127,17 @@ export class GenerationsPanel extends Widget {
     title.className = 'mg-lab-title';
     title.textContent = 'Generations';
 
-    const tools = document.createElement('div');
-    tools.className = 'mg-lab-filters';
-    tools.setAttribute('role', 'group');
-    tools.setAttribute('aria-label', 'Filters');
-    for (const [name, label] of [
-      ['running', 'Running'],
-      ['failed', 'Failed'],
-      ['today', 'Today']
-    ] as const) {
-      const button = document.createElement('button');
-      button.type = 'button';
-      button.className = 'mg-lab-filter';
-      button.textContent = label;
-      button.dataset.filter = name;
-      button.setAttribute('aria-pressed', 'false');
-      button.addEventListener('click', () => {
-        this._filters[name] = !this._filters[name];
-        button.setAttribute('aria-pressed', String(this._filters[name]));
+    const toolbar = new Toolbar();
+    toolbar.addClass('mg-lab-toolbar');
+    toolbar.node.setAttribute('aria-label', 'Filters');
+    for (const [name, label, tooltip] of FILTER_BUTTONS) {
+      const button = new ToggleButton(label, tooltip, pressed => {
+        this._filters[name] = pressed;
         this._render();
       });
-      tools.appendChild(button);
+      button.node.dataset.filter = name;
+      this._filterButtons.push(button);
+      toolbar.addItem(`filter-${name}`, button);
     }
     this._model = document.createElement('select');
     this._model.className = 'mg-lab-model';
@@ -77,27 +146,36 @@ export class GenerationsPanel extends Widget {
       this._filters.model = this._model.value;
       this._render();
     });
-    tools.appendChild(this._model);
-    const search = document.createElement('input');
-    search.type = 'search';
-    search.className = 'mg-lab-search';
-    search.placeholder = 'Search prompt, model, id';
-    search.setAttribute('aria-label', 'Search generations');
-    search.addEventListener('input', () => {
-      this._filters.search = search.value;
+    toolbar.addItem('model', styledSelect(this._model));
+    toolbar.addItem('spacer', Toolbar.createSpacerItem());
+    toolbar.addItem(
+      'refresh',
+      actionButton(refreshIcon, 'Refresh: read the generations and credits now', () =>
+        this._feed.refresh()
+      )
+    );
+
+    this._search = document.createElement('input');
+    this._search.type = 'search';
+    this._search.className = 'mg-lab-search jp-mod-styled';
+    this._search.placeholder = 'Search prompt, model, id';
+    this._search.setAttribute('aria-label', 'Search generations');
+    this._search.addEventListener('input', () => {
+      this._filters.search = this._search.value;
       this._render();
     });
-    tools.appendChild(search);
 
     this._message = document.createElement('p');
     this._message.className = 'mg-lab-message';
     this._message.setAttribute('role', 'status');
+    this._empty = this._buildEmpty();
     this._count = document.createElement('p');
     this._count.className = 'mg-lab-count';
     this._list = document.createElement('ul');
     this._list.className = 'mg-lab-list';
     this._list.setAttribute('aria-label', 'Generations, newest first');
-    this.node.append(title, tools, this._message, this._count, this._list);
+    this.node.append(title, this._search, this._message, this._count, this._empty, this._list);
+    this._toolbar = toolbar;
     this._feed.changed.connect(this._onSnapshot, this);
     this._setModels();
   }
@@ -125,13 +203,15 @@ export class GenerationsPanel extends Widget {
     const now = new Date();
     for (const row of this._rows) {
       const bar = this._built.get(row.id)?.node.querySelector('progress');
-      if (bar) {
+      if (bar && bar.hasAttribute('value')) {
         bar.value = progressOf(row, now);
       }
     }
   }
 
   protected onAfterAttach(): void {
+    // the toolbar's buttons are widgets: they render once attached through Lumino
+    Widget.attach(this._toolbar, this.node, this._search);
     if (this.isVisible) {
       this._feed.want(this.id);
       this._startTicker();
@@ -144,6 +224,7 @@ export class GenerationsPanel extends Widget {
   }
 
   protected onBeforeDetach(): void {
+    Widget.detach(this._toolbar);
     this._feed.release(this.id);
     this._stopTicker();
   }
@@ -152,6 +233,7 @@ export class GenerationsPanel extends Widget {
     this._stopTicker();
     this._feed.release(this.id);
     this._feed.changed.disconnect(this._onSnapshot, this);
+    this._toolbar.dispose();
     super.dispose();
   }
 
@@ -195,7 +277,9 @@ export class GenerationsPanel extends Widget {
   private _render(): void {
     const now = new Date();
     const shown = filterRows(this._rows, this._filters, now);
-    this._count.textContent = `${shown.length} of ${this._rows.length}`;
+    const noMatch = shown.length === 0 && this._rows.length > 0;
+    this._count.textContent = noMatch ? '' : `${shown.length} of ${this._rows.length}`;
+    this._empty.hidden = !noMatch;
     const keep = new Set<string>();
     let previous: HTMLLIElement | null = null;
     for (const row of shown) {
@@ -224,6 +308,33 @@ export class GenerationsPanel extends Widget {
     }
   }
 
+  /** What a filter that lets nothing through says instead of a blank list. */
+  private _buildEmpty(): HTMLDivElement {
+    const empty = document.createElement('div');
+    empty.className = 'mg-lab-empty';
+    empty.hidden = true;
+    const text = document.createElement('p');
+    text.textContent = 'No generations match these filters.';
+    const clear = document.createElement('button');
+    clear.type = 'button';
+    clear.className = 'mg-lab-clear jp-mod-styled jp-mod-accept';
+    clear.textContent = 'Clear filters';
+    clear.addEventListener('click', () => this.clearFilters());
+    empty.append(text, clear);
+    return empty;
+  }
+
+  clearFilters(): void {
+    this._filters = { ...NO_FILTERS };
+    for (const button of this._filterButtons) {
+      button.pressed = false;
+    }
+    this._model.value = '';
+    this._search.value = '';
+    this._render();
+    this._search.focus();
+  }
+
   private _buildRow(row: Row, now: Date): HTMLLIElement {
     const item = document.createElement('li');
     item.className = 'mg-lab-row';
@@ -233,21 +344,21 @@ export class GenerationsPanel extends Widget {
     const preview = document.createElement('div');
     preview.className = 'mg-lab-preview';
     const first = row.outputs[0];
-    if (row.status === 'completed' && first) {
+    if (row.status === 'pending') {
+      preview.appendChild(spinner());
+    } else if (row.status === 'completed' && first) {
       const kind = mediaKind(first, row.type);
+      const src = mediaUrl(row.id, first.index);
       if (kind === 'image') {
         const img = document.createElement('img');
         img.loading = 'lazy';
-        img.src = mediaUrl(row.id, first.index);
+        img.src = src;
         img.alt = `Image from ${row.model}: ${row.prompt || ''}`.trim();
         preview.appendChild(img);
-      } else if (kind === 'video' || kind === 'audio') {
-        const player = document.createElement(kind);
-        player.controls = true;
-        player.preload = 'none';
-        player.src = mediaUrl(row.id, first.index);
-        player.setAttribute('aria-label', `${kind} from ${row.model}`);
-        preview.appendChild(player);
+      } else if (kind === 'video') {
+        preview.appendChild(videoPreview(src, row));
+      } else if (kind === 'audio') {
+        preview.appendChild(audioPreview(src, row));
       }
     }
 
@@ -280,9 +391,14 @@ export class GenerationsPanel extends Widget {
     if (row.status === 'pending') {
       const bar = document.createElement('progress');
       bar.className = 'mg-lab-progress';
-      bar.max = 1;
-      bar.value = progressOf(row, now);
-      bar.setAttribute('aria-label', `Progress toward the forecast time of ${row.model}`);
+      if (row.forecast_seconds) {
+        bar.max = 1;
+        bar.value = progressOf(row, now);
+        bar.setAttribute('aria-label', `Progress toward the forecast time of ${row.model}`);
+      } else {
+        // no finished job of this model to forecast from: say it runs, not how far along
+        bar.setAttribute('aria-label', `${row.model} is running`);
+      }
       body.appendChild(bar);
     }
     if (row.error) {
@@ -317,4 +433,58 @@ export class GenerationsPanel extends Widget {
     item.append(preview, body);
     return item;
   }
+}
+
+/** A running job's preview: an indeterminate spinner where its media will be. */
+function spinner(): HTMLDivElement {
+  const box = document.createElement('div');
+  box.className = 'mg-lab-placeholder';
+  box.setAttribute('aria-hidden', 'true');
+  const wheel = document.createElement('div');
+  wheel.className = 'mg-lab-spinner';
+  box.appendChild(wheel);
+  return box;
+}
+
+/** A small video that shows a frame (its metadata and the frame at 0.1 s), not a black box. */
+function videoPreview(src: string, row: Row): HTMLVideoElement {
+  const video = document.createElement('video');
+  video.controls = true;
+  video.preload = 'metadata';
+  video.muted = true;
+  video.src = `${src}#t=0.1`;
+  video.setAttribute('aria-label', `video from ${row.model}`);
+  return video;
+}
+
+/** A play/pause button the size of a thumbnail: a native audio player squeezed to 64 px
+ * keeps none of its controls usable. */
+function audioPreview(src: string, row: Row): HTMLDivElement {
+  const box = document.createElement('div');
+  box.className = 'mg-lab-audio';
+  const audio = document.createElement('audio');
+  audio.preload = 'none';
+  audio.src = src;
+  const button = document.createElement('button');
+  button.type = 'button';
+  button.className = 'mg-lab-play';
+  const show = (playing: boolean): void => {
+    const verb = playing ? 'Pause' : 'Play';
+    button.setAttribute('aria-label', `${verb} the audio from ${row.model}`);
+    button.title = verb;
+    button.replaceChildren((playing ? pauseIcon : runIcon).element({ tag: 'span' }));
+  };
+  show(false);
+  audio.addEventListener('play', () => show(true));
+  audio.addEventListener('pause', () => show(false));
+  audio.addEventListener('ended', () => show(false));
+  button.addEventListener('click', () => {
+    if (audio.paused) {
+      audio.play().catch(() => show(false)); // refused (no user gesture, no media): stays Play
+    } else {
+      audio.pause();
+    }
+  });
+  box.append(button, audio);
+  return box;
 }

@@ -2,6 +2,7 @@
 import { Widget } from '@lumino/widgets';
 
 import { requestAPI } from './api';
+import { spendIcon } from './icons';
 import { formatCredits } from './model';
 
 interface SpendDay {
@@ -25,6 +26,7 @@ export class SpendPanel extends Widget {
     this.addClass('mg-lab-spend');
     this.title.label = 'mediagen spend';
     this.title.closable = true;
+    this.title.icon = spendIcon;
     this.node.setAttribute('role', 'region');
     this.node.setAttribute('aria-label', 'mediagen spend by day and model');
   }

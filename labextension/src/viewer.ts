@@ -2,6 +2,7 @@
 import { Widget } from '@lumino/widgets';
 
 import { mediaUrl } from './api';
+import { iconOfKind } from './icons';
 import { formatCredits, mediaKind, Row } from './model';
 
 export class MediaViewer extends Widget {
@@ -12,6 +13,7 @@ export class MediaViewer extends Widget {
     this.title.label = `${row.model} · ${row.id.slice(0, 8)}`;
     this.title.caption = row.prompt || row.id;
     this.title.closable = true;
+    this.title.icon = iconOfKind(row.outputs[0] ? mediaKind(row.outputs[0], row.type) : 'file');
     this.node.dataset.generationId = row.id;
     this.node.setAttribute('role', 'region');
     this.node.setAttribute('aria-label', `Generation ${row.id}`);

@@ -316,13 +316,16 @@ def test_viewer_insert_copy_and_filters(lab, watched):
         settled(page, generation_id)
     settled(page, failed, "failed")
 
-    # the viewer: the image shows, the video and the speech play
+    assert_rows_preview_their_media(page, video, speech)
+
+    # the viewer: the image shows, fitted to its pane; the video and the speech play
     settled(page, image).locator(".mg-lab-open").click()
     viewer = page.locator(f"#mediagen-viewer-{image}")
     expect(viewer.locator("img")).to_be_visible()
     page.wait_for_function(
         "(id) => document.querySelector(`#mediagen-viewer-${id} img`).naturalWidth > 0", arg=image
     )
+    assert_image_fits_its_pane(page, page.locator(f'.mg-lab-viewer[data-generation-id="{image}"]'))
     for generation_id, kind in ((video, "video"), (speech, "audio")):
         row(page, generation_id).locator(".mg-lab-open").click()
         player = page.locator(f"#mediagen-viewer-{generation_id} {kind}")
@@ -340,6 +343,9 @@ def test_viewer_insert_copy_and_filters(lab, watched):
         )
         assert state["paused"] is False, state
         assert state["readyState"] >= 2, state
+    # each kind of tab wears its own icon
+    assert tab_icon(page, f"mediagen-viewer-{speech}") != tab_icon(page, f"mediagen-viewer-{image}")
+    assert tab_icon(page, f"mediagen-viewer-{video}") != tab_icon(page, f"mediagen-viewer-{image}")
 
     # Insert: a cell that binds the generation, and it runs
     page.evaluate(
@@ -380,6 +386,89 @@ def test_viewer_insert_copy_and_filters(lab, watched):
     expect(row(page, video)).to_have_count(1)
     sidebar.get_by_role("button", name="Today").click()
 
+    # filters that let nothing through say so, and one click clears them all
+    empty = sidebar.locator(".mg-lab-empty")
+    expect(empty).to_be_hidden()
+    sidebar.get_by_role("button", name="Failed").click()
+    sidebar.get_by_role("searchbox").fill("viewer kite")
+    expect(sidebar.locator("[data-generation-id]")).to_have_count(0)
+    expect(empty).to_be_visible()
+    expect(empty).to_contain_text("No generations match these filters.")
+    expect(sidebar.locator(".mg-lab-count")).to_be_hidden()
+    empty.get_by_role("button", name="Clear filters").click()
+    expect(empty).to_be_hidden()
+    expect(sidebar.get_by_role("searchbox")).to_have_value("")
+    expect(sidebar.get_by_role("button", name="Failed")).to_have_attribute("aria-pressed", "false")
+    expect(sidebar.get_by_role("combobox", name="Model")).to_have_value("")
+    for generation_id in (video, speech, image, failed):
+        expect(row(page, generation_id)).to_have_count(1)
+    colours = {
+        status: row(page, generation_id)
+        .locator(".mg-lab-status")
+        .evaluate("(el) => getComputedStyle(el).color")
+        for status, generation_id in (("completed", image), ("failed", failed))
+    }
+    assert colours["completed"] != colours["failed"]
+
+
+def assert_rows_preview_their_media(page, video: str, speech: str) -> None:
+    """A video row shows a frame, not a black box; an audio row a play/pause button big
+    enough to hit, that plays and pauses."""
+    player = row(page, video).locator("video")
+    assert player.evaluate("(el) => el.preload") == "metadata"
+    player.evaluate(
+        """(el) => new Promise((resolve, reject) => {
+            const start = performance.now();
+            const wait = () => el.readyState >= 2 ? resolve()
+                : performance.now() - start > 15000 ? reject(new Error('no frame'))
+                : setTimeout(wait, 50);
+            wait();
+        })"""
+    )
+    play = row(page, speech).get_by_role("button", name=re.compile("^Play the audio"))
+    expect(play).to_be_visible()
+    box = play.bounding_box()
+    assert box is not None
+    assert box["width"] >= 32, box
+    assert box["height"] >= 32, box
+    audio = row(page, speech).locator("audio")
+    audio.evaluate("(el) => { el.muted = true; }")
+    play.click()
+    pause = row(page, speech).get_by_role("button", name=re.compile("^Pause the audio"))
+    expect(pause).to_be_visible()
+    assert audio.evaluate("(el) => el.paused") is False
+    pause.click()
+    expect(play).to_be_visible()
+    assert audio.evaluate("(el) => el.paused") is True
+
+
+def assert_image_fits_its_pane(page, viewer) -> None:
+    """Fitted, not cropped or scrolled: within the pane however small the window gets."""
+    image = viewer.locator("img")
+    style = image.evaluate(
+        "(el) => { const s = getComputedStyle(el); return [s.maxWidth, s.maxHeight, s.objectFit]; }"
+    )
+    assert style == ["100%", "100%", "contain"], style
+    size = page.viewport_size
+    page.set_viewport_size({"width": 900, "height": 360})
+    try:
+        page.wait_for_timeout(300)  # the dock panel lays out on the resize
+        pane, shown = viewer.bounding_box(), image.bounding_box()
+        assert pane is not None
+        assert shown is not None
+        assert shown["y"] + shown["height"] <= pane["y"] + pane["height"] + 1, (pane, shown)
+        assert shown["x"] + shown["width"] <= pane["x"] + pane["width"] + 1, (pane, shown)
+        assert viewer.evaluate("(el) => el.scrollHeight <= el.clientHeight + 1")
+    finally:
+        page.set_viewport_size(size)
+
+
+def tab_icon(page, widget_id: str) -> str:
+    """The shape a tab's icon draws (its SVG paths)."""
+    return page.locator(f'.lm-TabBar-tab[data-id="{widget_id}"] svg').first.evaluate(
+        "(svg) => [...svg.querySelectorAll('path')].map((p) => p.getAttribute('d')).join(' ')"
+    )
+
 
 def test_spend_panel_from_the_status_item(lab, lab_tenant, sandbox, watched):
     page = lab.page
@@ -395,6 +484,120 @@ def test_spend_panel_from_the_status_item(lab, lab_tenant, sandbox, watched):
     charged = round(sum(g.credits_charged or 0 for g in client.generations.list()), 2)
     expect(table.locator("caption")).to_contain_text(f"{charged:g} credits")
     assert table.locator("tbody tr").count() >= 1
+    assert tab_icon(page, "mediagen-spend-panel") != tab_icon(page, "mediagen-generations")
+
+
+def test_the_filters_and_refresh_are_a_jupyterlab_toolbar(
+    lab, lab_server, lab_tenant, sandbox, watched
+):
+    """JupyterLab's own toolbar, toggle buttons and select; Refresh reads the credits at once,
+    not at the poller's next 15 s turn."""
+    page = lab.page
+    lab.open("sidebar-toolbar.ipynb", ["1 + 1"])
+    show_sidebar(page)
+    toolbar = page.locator(f"{SIDEBAR} .jp-Toolbar")
+    expect(toolbar).to_be_visible()
+    for name in ("Running", "Failed", "Today"):
+        button = toolbar.get_by_role("button", name=name)
+        expect(button).to_have_class(re.compile("jp-ToolbarButton"))
+        expect(button).to_have_attribute("aria-pressed", "false")
+    running = toolbar.get_by_role("button", name="Running")
+    running.click()
+    expect(running).to_have_attribute("aria-pressed", "true")
+    running.click()
+    expect(running).to_have_attribute("aria-pressed", "false")
+    expect(toolbar.locator(".jp-HTMLSelect select[aria-label=Model]")).to_be_visible()
+    refresh = toolbar.get_by_role("button", name=re.compile("^Refresh"))
+    expect(toolbar.locator("jp-button.jp-ToolbarButtonComponent.mg-lab-refresh")).to_have_count(1)
+    assert refresh.get_attribute("aria-pressed") is None  # an action, not a toggle
+
+    client = Client(api_key=lab_tenant.api_key, base_url=sandbox.base_url, journal=False)
+    status = page.locator(STATUS)
+    # just after the poller's own read of the credits, its next one is 15 s away
+    last = _last_credits_read(lab_server)
+    deadline = time.monotonic() + 30
+    while _last_credits_read(lab_server) == last and time.monotonic() < deadline:
+        time.sleep(0.1)
+    sandbox.admin.grant(lab_tenant.org_id, 50)
+    refresh.click()
+    expect(status).to_have_attribute(
+        "data-balance", str(_number(client.credits.get().balance)), timeout=4_000
+    )
+
+
+def _last_credits_read(server) -> float | None:
+    reads = [
+        t for t, _, p, _ in server.api("/mediagen/api/poller")["requests"] if p == "/v1/credits"
+    ]
+    return reads[-1] if reads else None
+
+
+def test_a_running_job_without_a_forecast_shows_an_indeterminate_bar_and_a_spinner(
+    tmp_path_factory, tenant_factory, sandbox, lab
+):
+    """A model no job of this key has finished has no expected duration: the bar moves without
+    claiming how far along it is, the status reads in the running colour, the preview spins.
+    Once one finished, the next job of that model gets a bar toward its forecast."""
+    tenant = tenant_factory(balance=1000)
+    env = {"MEDIAGEN_API_KEY": tenant.api_key, "MEDIAGEN_BASE_URL": sandbox.base_url}
+    client = Client(journal=False, **_connection(env))
+    with own_server(lab, tmp_path_factory.mktemp("indeterminate"), env) as (_, page):
+        show_sidebar(page)
+        job = client.images.create(model="pixel-pro", prompt="a first kite [[slow:8]]",
+                                   quality="low")  # fmt: skip
+        found = row(page, job.id)
+        expect(found).to_have_attribute("data-status", "pending", timeout=6_000)
+        bar = found.locator("progress")
+        expect(bar).to_have_count(1)
+        time.sleep(1.5)  # the bars' ticker ran
+        assert bar.get_attribute("value") is None
+        assert bar.evaluate("(el) => el.matches(':indeterminate')")
+        spinner = found.locator(".mg-lab-spinner")
+        expect(spinner).to_be_visible()
+        assert spinner.evaluate("(el) => getComputedStyle(el).animationName") == "mg-lab-spin"
+        brand, running = found.locator(".mg-lab-status").evaluate(
+            """(el) => {
+                const probe = document.createElement('span');
+                probe.style.color = 'var(--jp-brand-color1)';
+                el.parentNode.appendChild(probe);
+                const colours = [getComputedStyle(probe).color, getComputedStyle(el).color];
+                probe.remove();
+                return colours;
+            }"""
+        )
+        assert running == brand
+        expect(found).to_have_attribute("data-status", "completed", timeout=30_000)
+        assert (
+            found.locator(".mg-lab-status").evaluate("(el) => getComputedStyle(el).color") != brand
+        )
+
+        second = client.images.create(model="pixel-pro", prompt="a second kite [[slow:8]]",
+                                      quality="low")  # fmt: skip
+        expect(row(page, second.id).locator("progress")).to_have_attribute(
+            "value", re.compile(r"^0(\.\d+)?$"), timeout=6_000
+        )
+
+
+def test_todays_spend_moves_with_the_balance_with_the_sidebar_hidden(
+    tmp_path_factory, tenant_factory, sandbox, lab
+):
+    """The status bar alone: when a job's charge moves the balance, today's spend moves in the
+    same few seconds, not at its own once-a-minute sum."""
+    tenant = tenant_factory(balance=1000)
+    env = {"MEDIAGEN_API_KEY": tenant.api_key, "MEDIAGEN_BASE_URL": sandbox.base_url}
+    client = Client(journal=False, **_connection(env))
+    with own_server(lab, tmp_path_factory.mktemp("spend-follows"), env) as (_, page):
+        status = page.locator(STATUS)
+        expect(status).to_have_attribute("data-balance", "1000", timeout=10_000)
+        expect(status).to_contain_text("today 0 credits")
+        expect(page.locator(SIDEBAR)).to_be_hidden()
+        job = client.images.create(model="pixel-pro", prompt="a charged kite", quality="low")
+        charged = job.wait().credits_charged
+        assert charged
+        expect(status).to_have_attribute(
+            "data-balance", str(_number(client.credits.get().balance)), timeout=20_000
+        )
+        expect(status).to_contain_text(f"today {_number(charged)} credit", timeout=3_000)
 
 
 def test_sidebar_works_by_keyboard_and_passes_axe_in_both_themes(lab, axe_js, watched):  # noqa: F811

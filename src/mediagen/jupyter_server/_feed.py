@@ -138,6 +138,7 @@ class Feed:
         #: credits quoted per running generation id (None: its fields do not price it)
         self.estimates: dict[str, float | None] = {}
         self.error: str | None = None
+        self._refresh_asked = False
         #: how many pollers this feed has started, and the HTTP requests they sent
         self.pollers_started = 0
         self.requests_sent = 0
@@ -282,8 +283,15 @@ class Feed:
                     next_list = self._now() + min(self.list_interval, pause)
                 if watching:
                     changed |= await self._estimate_running(client)
+                if self._refresh_asked:
+                    self._refresh_asked = False
+                    next_list = next_credits = next_spend = self._now()
                 if self._now() >= next_credits:
-                    await self._refresh_credits(client)
+                    moved = await self._refresh_credits(client)
+                    if moved and not watching:
+                        # nobody lists the jobs, so no settled charge was counted: sum today's
+                        # spend now, or it lags the balance by up to its own interval
+                        next_spend = self._now()
                     changed = True
                     next_credits = self._now() + self.credits_interval
                 if self._now() >= next_spend:
@@ -351,9 +359,16 @@ class Feed:
                 added = True
         return added
 
-    async def _refresh_credits(self, client: AsyncClient) -> None:
+    async def _refresh_credits(self, client: AsyncClient) -> bool:
+        """The balance; True when it moved (a charge, a top-up)."""
+        before = None if self._balance is None else self._balance.balance
         self._balance = await client.credits.get()
         self._show_credits()
+        return before is not None and self._balance.balance != before
+
+    def refresh_now(self) -> None:
+        """Read everything at the poller's next turn (within a second), not at its intervals."""
+        self._refresh_asked = True
 
     async def _refresh_spend(self, client: AsyncClient) -> bool:
         """Sum the charges of every generation created today (all pages); True if it moved."""

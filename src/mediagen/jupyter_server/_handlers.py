@@ -61,6 +61,7 @@ class EventsHandler(_Base):
 
     ``scope=credits`` (the status bar) gets the credits only and never starts the listing of
     generations; ``scope=all`` (the default: the Generations panel) gets everything.
+    ``refresh=1`` (the panel's Refresh button) has the poller read everything at its next turn.
     """
 
     @tornado.web.authenticated
@@ -76,6 +77,8 @@ class EventsHandler(_Base):
             self.finish({"configured": False, "help": NO_KEY_HELP, "version": 0})
             return
         self.feed.subscribe(subscriber, scope)
+        if self.get_query_argument("refresh", "") == "1":
+            self.feed.refresh_now()
         if since == self.feed.version:  # up to date: hold until something changes
             await self.feed.wait_newer(since, HOLD_SECONDS)
         self.feed.subscribe(subscriber, scope)  # the lease counts from the answer

@@ -15,7 +15,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 #: How long a job of each type usually takes, until this key's own finished jobs say otherwise.
-TYPICAL_SECONDS = {"image": 8.0, "video": 60.0, "audio": 6.0}
 
 
 def _iso(value: dt.datetime | None) -> str | None:
@@ -57,8 +56,10 @@ def forecasts(gens: Iterable[Any]) -> dict[str, float]:
     return {model: statistics.median(seconds) for model, seconds in taken.items()}
 
 
-def forecast_for(gen: Any, by_model: Mapping[str, float]) -> float:
-    return by_model.get(gen.model) or TYPICAL_SECONDS.get(gen.type or "", 10.0)
+def forecast_for(gen: Any, by_model: Mapping[str, float]) -> float | None:
+    """None when no job of its model finished here: a guess would show a bar near its end
+    while the job has minutes to go, so the page shows an indeterminate bar instead."""
+    return by_model.get(gen.model)
 
 
 def spent_since(gens: Iterable[Any], since: dt.datetime) -> float:

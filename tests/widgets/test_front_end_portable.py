@@ -23,6 +23,11 @@ FRONT_END_ONLY = {
     "a bare module import (no bundler at runtime)": re.compile(
         r"""^\s*import\s[^;]*?from\s+["'](?!\./)""", re.MULTILINE
     ),
+    # Jupyter's Backbone model splits "change:a change:b"; anywidget's API (marimo's model)
+    # takes one event: subscribe through shared.js's listen()
+    "several events in one model.on/off (Backbone only)": re.compile(
+        r"""\bmodel\.(?:on|off)\(\s*["'`][^"'`]*\s"""
+    ),
 }
 MODULES = sorted(p.name for p in _assets.STATIC.glob("*.js"))
 
@@ -37,10 +42,16 @@ def test_widget_modules_need_nothing_front_end_specific(name):
 
 
 def test_the_check_catches_a_lab_only_global():
-    leaky = "const app = window.jupyterapp; require(['base/js/namespace'], f);"
+    leaky = (
+        "const app = window.jupyterapp; require(['base/js/namespace'], f);"
+        ' model.on("change:a change:b", draw);'
+    )
     found = [what for what, pattern in FRONT_END_ONLY.items() if pattern.search(leaky)]
     assert "window.jupyterapp" in found
     assert "AMD require/define" in found
+    assert "several events in one model.on/off (Backbone only)" in found
+    one = 'model.on("change:a", draw); model.off("msg:custom", onMessage);'
+    assert not FRONT_END_ONLY["several events in one model.on/off (Backbone only)"].search(one)
 
 
 def test_the_shared_stylesheet_comes_once_with_shared_js_not_with_each_widget_class():

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import datetime as dt
 import os
 import time
@@ -99,6 +100,17 @@ class RealClock:
 
 def key_configured() -> bool:
     return bool(os.environ.get("MEDIAGEN_API_KEY", "").strip())
+
+
+@dataclasses.dataclass
+class _Due:
+    """When the feed next lists the generations, reads the credits and sums today's spend (on
+    its clock), and the running jobs' listing schedule while any runs."""
+
+    listing: float
+    credits: float
+    spend: float
+    steps: Iterator[float] | None = None
 
 
 class Feed:
@@ -259,51 +271,14 @@ class Feed:
 
     async def _poll(self, client: AsyncClient) -> None:
         now = self._now()
-        next_list = next_credits = next_spend = now
-        steps: Iterator[float] | None = None  # the running jobs' schedule, while any runs
+        due = _Due(listing=now, credits=now, spend=now)
         while self.live_subscribers():
             try:
-                changed = False
-                watching = self.watching_generations()
-                if not watching:
-                    steps = None  # nobody shows them; an "all" subscriber lists them again
-                    next_list = min(next_list, self._now())
-                elif self._now() >= next_list:
-                    before = self._running_ids()
-                    listed, settled = await self._refresh_list(client)
-                    changed |= listed
-                    if settled:
-                        next_credits = 0.0
-                    running = self._running_ids()
-                    if not running:
-                        steps = None
-                    elif steps is None or running - before:  # a new job: 2 s again
-                        steps = intervals(self.poll_interval)
-                    pause = self.list_interval if steps is None else next(steps)
-                    next_list = self._now() + min(self.list_interval, pause)
-                if watching:
-                    changed |= await self._estimate_running(client)
-                if self._refresh_asked:
-                    self._refresh_asked = False
-                    next_list = next_credits = next_spend = self._now()
-                if self._now() >= next_credits:
-                    moved = await self._refresh_credits(client)
-                    if moved and not watching:
-                        # nobody lists the jobs, so no settled charge was counted: sum today's
-                        # spend now, or it lags the balance by up to its own interval
-                        next_spend = self._now()
-                    changed = True
-                    next_credits = self._now() + self.credits_interval
-                if self._now() >= next_spend:
-                    changed |= await self._refresh_spend(client)
-                    next_spend = self._now() + self.spend_interval
+                changed, wake = await self._poll_once(client, due)
                 if self.error is not None:
                     self.error, changed = None, True
                 if changed:
                     await self._bump()
-                wake = min(next_credits, next_spend)
-                if watching:
-                    wake = min(wake, next_list)
                 await self.clock.sleep(max(0.05, min(1.0, wake - self._now())))
             except asyncio.CancelledError:
                 raise
@@ -312,6 +287,49 @@ class Feed:
                 self.error = one_line(exc)
                 await self._bump()
                 await self.clock.sleep(pause)
+
+    async def _poll_once(self, client: AsyncClient, due: _Due) -> tuple[bool, float]:
+        """Read what is due; (whether anything shown changed, when something is next due)."""
+        changed = False
+        watching = self.watching_generations()
+        if not watching:
+            due.steps = None  # nobody shows them; an "all" subscriber lists them again
+            due.listing = min(due.listing, self._now())
+        elif self._now() >= due.listing:
+            changed |= await self._list_when_due(client, due)
+        if watching:
+            changed |= await self._estimate_running(client)
+        if self._refresh_asked:
+            self._refresh_asked = False
+            due.listing = due.credits = due.spend = self._now()
+        if self._now() >= due.credits:
+            if await self._refresh_credits(client) and not watching:
+                # nobody lists the jobs, so no settled charge was counted: sum today's spend
+                # now, or it lags the balance by up to its own interval
+                due.spend = self._now()
+            changed = True
+            due.credits = self._now() + self.credits_interval
+        if self._now() >= due.spend:
+            changed |= await self._refresh_spend(client)
+            due.spend = self._now() + self.spend_interval
+        wake = min(due.credits, due.spend)
+        return changed, min(wake, due.listing) if watching else wake
+
+    async def _list_when_due(self, client: AsyncClient, due: _Due) -> bool:
+        """List the generations; while jobs run, list again on their schedule (2 s, backing
+        off; 2 s again when a new job appears). Whether a row changed."""
+        before = self._running_ids()
+        listed, settled = await self._refresh_list(client)
+        if settled:
+            due.credits = 0.0
+        running = self._running_ids()
+        if not running:
+            due.steps = None
+        elif due.steps is None or running - before:  # a new job: 2 s again
+            due.steps = intervals(self.poll_interval)
+        pause = self.list_interval if due.steps is None else next(due.steps)
+        due.listing = self._now() + min(self.list_interval, pause)
+        return listed
 
     def _running_ids(self) -> set[str]:
         return {gid for gid, g in self.generations.items() if g.status == "pending"}

@@ -93,5 +93,50 @@ def _(mo, studio):
     return
 
 
+@app.cell
+def _(mo):
+    mo.md(
+        """
+        ## What you spent
+
+        The spend dashboard: filter by type, status, model and dates, three plots, and the
+        history as a table sorted by its headers. Refresh after a job to see it.
+        """
+    )
+    return
+
+
+@app.cell
+def _(client, mg):
+    board = mg.spend_dashboard(client, page_size=5)
+    board
+    return (board,)
+
+
+@app.cell
+def _(mo):
+    mo.md(
+        """
+        ## A table's plan
+
+        A DataFrame of prompts becomes a plan: what each row will cost, before anything runs
+        (`plan.run(output_dir=...)` runs it).
+        """
+    )
+    return
+
+
+@app.cell
+def _():
+    import pandas as pd
+
+    captions = pd.DataFrame(
+        {"caption": ["a kite", "a lighthouse", "a fox"], "style": ["ink", "oil", "pixel"]}
+    )
+    plan = captions.mediagen.plan(model="pixel-1", prompt="{caption}, {style} style")
+    plan
+    return (plan,)
+
+
 if __name__ == "__main__":
     app.run()

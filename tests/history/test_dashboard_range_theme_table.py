@@ -9,12 +9,12 @@ import io
 import pytest
 from history_factory import T0, generation
 from PIL import Image
-from test_dashboard import FakeClient
+from test_dashboard import FakeClient, headline_text
 
 import mediagen
 from mediagen import history as h
 from mediagen.history.spend import local_timezone
-from mediagen.widgets.spend_dashboard import SpendDashboard
+from mediagen.widgets.spend_dashboard import SpendDashboard, png_bytes
 
 
 @pytest.fixture
@@ -43,8 +43,8 @@ def test_a_date_range_keeps_the_local_days_between_its_ends(days):
     board = SpendDashboard(FakeClient(days), page_size=50)
     first = local_day(T0 + dt.timedelta(days=2))
     last = local_day(T0 + dt.timedelta(days=4))
-    board.since.value = first
-    board.until.value = last
+    board.since = first
+    board.until = last
     kept = board.filtered
     assert len(kept) == 3
     assert {local_day(t) for t in kept["created_at"]} == {
@@ -52,37 +52,39 @@ def test_a_date_range_keeps_the_local_days_between_its_ends(days):
         first + dt.timedelta(days=1),
         last,
     }
-    assert "39 credits" in board.headline.value  # 12 + 13 + 14
-    assert board.page_label.value == "page 1 of 1 (3 rows)"
-    board.since.value = None
+    assert "39 credits" in headline_text(board)  # 12 + 13 + 14
+    assert board.page_label == "page 1 of 1 (3 rows)"
+    board.since = None
     assert len(board.filtered) == 5  # days 0 to 4
 
 
 def test_the_table_sorts_and_searches(days):
     board = SpendDashboard(FakeClient(days), page_size=5)
-    board.search.value = "pixa"
+    board.search = "pixa"
     assert list(board.table_rows["credits_charged"]) in ([3.0, 1.0], [1.0, 3.0])
-    board.sort_by.value = "credits_charged"
-    board.descending.value = False
+    board.sort_by = "credits_charged"
+    board.descending = False
     assert list(board.table_rows["credits_charged"]) == [1.0, 3.0]
-    assert board.page_label.value == "page 1 of 1 (2 rows)"
-    board.search.value = "boat"
+    column = board.table["columns"].index("credits_charged")
+    assert [row[column] for row in board.table["rows"]] == ["1.0", "3.0"]
+    assert board.page_label == "page 1 of 1 (2 rows)"
+    board.search = "boat"
     assert list(board.table_rows["prompt"]) == ["boat"]
-    board.search.value = ""
-    board.descending.value = True
+    board.search = ""
+    board.descending = True
     assert board.table_rows["credits_charged"].iloc[0] == 19.0
     assert board.page_count == 3
 
 
 def test_plots_follow_a_dark_page(days):
     board = SpendDashboard(FakeClient(days))
-    light = corner(bytes(board.spend_plot.value))
+    light = corner(png_bytes(board.spend_plot))
     assert min(light) > 200, "a light page gets a light plot"
-    board.theme.dark = True  # what the view reports on a dark JupyterLab theme
-    dark = corner(bytes(board.spend_plot.value))
+    board.dark = True  # what the view reports on a dark JupyterLab theme
+    dark = corner(png_bytes(board.spend_plot))
     assert max(dark) < 60, "a dark page gets a dark plot, not a white box"
-    board.plots.selected_index = 1
-    assert max(corner(bytes(board.model_plot.value))) < 60
+    board.plot_tab = 1
+    assert max(corner(png_bytes(board.model_plot))) < 60
 
 
 def test_the_legend_sits_beside_the_bars_not_over_them(days):

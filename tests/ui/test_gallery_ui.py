@@ -171,32 +171,6 @@ CORNER_PIXEL = """(img) => {
 }"""
 
 
-def test_spend_dashboard_plots_follow_the_theme(lab):
-    notebook = lab.open(
-        "dashboard.ipynb", ["import mediagen\nboard = mediagen.spend_dashboard()\nboard"]
-    )
-    notebook.run_all()
-    page = lab.page
-    plot = notebook.output(0).locator(".mediagen-spend-dashboard img").first
-    plot.wait_for(timeout=JOB_TIMEOUT)
-    page.wait_for_function(f"(img) => ({CORNER_PIXEL})(img)?.[0] > 200", arg=plot.element_handle())
-    set_theme(page, "JupyterLab Dark")
-    try:
-        page.wait_for_function(
-            f"(img) => {{ const p = ({CORNER_PIXEL})(img); return p && Math.max(...p) < 60; }}",
-            arg=plot.element_handle(),
-            timeout=20_000,
-        )
-        assert kernel_json(notebook, "board.theme.dark") is True
-    finally:
-        set_theme(page, "JupyterLab Light")
-    page.wait_for_function(
-        f"(img) => ({CORNER_PIXEL})(img)?.[0] > 200", arg=plot.element_handle(), timeout=20_000
-    )
-    errors = [line for line in lab.console if line.startswith("error")]
-    assert errors == []
-
-
 def test_a_reopened_notebook_shows_the_studio_snapshot_not_model_not_found(lab, tmp_path):
     cache = tmp_path / "cache"
     shown = (

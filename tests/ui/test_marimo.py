@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -143,12 +144,13 @@ def test_the_tutorial_grid_prices_runs_shows_its_images_styled_and_a_choice_reru
     assert page.errors == []  # type: ignore[attr-defined]
 
 
-def test_the_tutorial_studio_prices_submits_shows_the_image_and_its_last_cell_reruns(
+def test_the_tutorial_studio_submits_then_the_dashboard_and_a_plan_show_in_marimo(
     sandbox, tenant, tmp_path, browser_page
 ):
     """The studio composes its parts (picker, form, estimate, meter, cards, gallery) in one
     anywidget: in marimo it renders whole, and the cell reading ``studio.last`` runs again
-    when the job finishes."""
+    when the job finishes. The spend dashboard then shows that job, filters in the kernel,
+    and a DataFrame's plan shows as its widget."""
     page = browser_page
     env = _environment(sandbox, tenant, tmp_path)
     with marimo_serving("edit", TUTORIAL, env, tmp_path / "marimo.log") as url:
@@ -183,6 +185,29 @@ def test_the_tutorial_studio_prices_submits_shows_the_image_and_its_last_cell_re
         assert picker is not None
         assert form is not None
         assert picker["x"] + picker["width"] <= form["x"], (picker, form)
+
+        # the spend dashboard, styled, shows the studio's job once refreshed, and its filters
+        # reach the kernel
+        board = page.locator(".mediagen-spend-dashboard")
+        expect(board).to_have_count(1)
+        assert board.evaluate("(el) => getComputedStyle(el).borderTopStyle") == "solid"
+        board.get_by_role("button", name="Refresh").click()
+        summary = board.get_by_role("group", name="Spend summary")
+        expect(summary).to_contain_text("1 (1 completed, 0 failed, 0 pending)", timeout=TIMEOUT)
+        plot = board.locator(".mg-dash-plot")
+        expect(plot).to_have_attribute("src", re.compile("^data:image/png"))
+        board.get_by_label("Status").select_option("completed")
+        expect(board.get_by_label("Status")).to_have_value("completed")
+        board.get_by_label("From").fill("2099-01-01")  # a range after the job: no row
+        expect(summary).to_contain_text("0 (0 completed", timeout=TIMEOUT)
+        expect(board.get_by_text("No generations match these filters.")).to_be_visible()
+
+        # a table's plan shows as its widget: the total before anything runs
+        plan = page.locator(".mg-plan")
+        expect(plan).to_have_count(1)
+        expect(plan.get_by_label("Total credits")).to_contain_text("credits")
+        expect(plan).to_contain_text("for 3 rows")
+        assert plan.evaluate("(el) => getComputedStyle(el).borderTopStyle") == "solid"
 
     assert page.errors == []  # type: ignore[attr-defined]
 

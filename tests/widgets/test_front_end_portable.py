@@ -72,7 +72,7 @@ def _subclasses(cls: type) -> set[type]:
     import importlib
 
     for module in _assets.STATIC.glob("*.js"):  # each view's module defines its widget class
-        name = {"compare": "_compare", "theme": "_theme", "studio": "_studio"}.get(
+        name = {"compare": "_compare", "spend": "spend_dashboard", "studio": "_studio"}.get(
             module.stem, module.stem
         )
         if name != "shared":

@@ -31,12 +31,21 @@ def register(maker: Maker) -> None:
 
 
 def front_end() -> bool:
-    """A kernel a front end talks to (so widgets can render), and the widget libraries."""
+    """A kernel a front end talks to (Jupyter's, or a marimo notebook's, so widgets can
+    render), and the widget libraries."""
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None  # type: ignore[attr-defined]
-    if getattr(shell, "kernel", None) is None:
+    if getattr(shell, "kernel", None) is None and not _in_marimo():
         return False
     return all(importlib.util.find_spec(name) is not None for name in ("ipywidgets", "anywidget"))
+
+
+def _in_marimo() -> bool:
+    marimo = sys.modules.get("marimo")
+    try:
+        return marimo is not None and bool(marimo.running_in_notebook())
+    except Exception:  # an older marimo, or one half imported: no widgets there
+        return False
 
 
 def view(plan: Any) -> Any | None:

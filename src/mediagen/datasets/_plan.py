@@ -171,6 +171,18 @@ class Plan:
             return {"text/plain": repr(self), "text/html": self._repr_html_()}
         return view._repr_mimebundle_()
 
+    def _display_(self) -> Any:
+        """marimo's display protocol: the plan's widget in a marimo notebook (marimo renders an
+        anywidget, not a widget-view bundle), else this plan's static HTML."""
+        from mediagen.datasets import _display_hook
+
+        view = _display_hook.view(self)
+        if view is not None:
+            return view
+        from marimo import Html
+
+        return Html(self._repr_html_())
+
     def _ipython_display_(self) -> None:
         """In a notebook the widget and its snapshot output; elsewhere the static HTML."""
         from IPython.display import display

@@ -1,22 +1,11 @@
-"""``ThemeProbe``: an invisible widget that tells the kernel whether the page is dark.
+"""Plots for a dark page.
 
 Plots drawn in the kernel (PNG images) cannot read the page's CSS; without this they are white
-boxes in a dark JupyterLab. Put a probe next to them and redraw on ``dark`` changes.
+boxes in a dark JupyterLab. A view that shows them reports the page's theme (``watchTheme`` in
+``static/shared.js``) into a ``dark`` trait, and the kernel redraws with these settings.
 """
 
 from __future__ import annotations
-
-import traitlets
-
-from mediagen.widgets._base import MediagenWidget
-
-
-class ThemeProbe(MediagenWidget):
-    _module = "theme.js"
-
-    #: True while the page around the widget uses a dark theme
-    dark = traitlets.Bool(False).tag(sync=True)
-
 
 #: matplotlib settings for plots on a dark page (JupyterLab Dark's colours)
 DARK_PLOT_STYLE = {

@@ -1,11 +1,13 @@
 """Spend dashboard: filters, a date range, headline numbers, three plots and a sortable,
 searchable, paged table of history.
 
-Built from plain ipywidgets containers so it works wherever ipywidgets 8 does. All logic runs
-in the kernel; the front end only renders. Plots are drawn off-screen (matplotlib Agg figures,
-no pyplot state) and shown as PNG images, so nothing leaks into the notebook's own figures; an
-invisible :class:`ThemeProbe` says when the page is dark, and the plots are redrawn to match.
-Dates are the user's local dates.
+One anywidget (``static/spend.js``), so it renders wherever anywidget does (JupyterLab,
+Notebook 7, VS Code, marimo). Every figure is computed in the kernel and sent as data (the
+headline's pairs, the table's cells, the page label); the view only draws them and sends back
+what the user chose, as traits. Plots are drawn off-screen (matplotlib Agg figures, no pyplot
+state) and sent as PNG data URLs, so nothing leaks into the notebook's own figures; the view
+reports when the page is dark (``dark``), and the plots are redrawn to match. Dates are the
+user's local dates.
 
     mediagen.spend_dashboard()                       # or SpendDashboard(client, type="video")
 
@@ -19,25 +21,27 @@ asking the service (offline). Job widgets and watchers call
 
 from __future__ import annotations
 
-import contextlib
+import base64
 import datetime as dt
 import html
 import io
 import threading
 from typing import TYPE_CHECKING, Any
 
-import ipywidgets as w
 import pandas as pd
+import traitlets
 
 from mediagen import history
 from mediagen.history.spend import local_timezone
+from mediagen.widgets._base import MediagenWidget
 from mediagen.widgets._snapshot import StaticFallback
-from mediagen.widgets._theme import DARK_PLOT_STYLE, ThemeProbe
+from mediagen.widgets._theme import DARK_PLOT_STYLE
 
 if TYPE_CHECKING:
     from mediagen.history._fetch import PageSource
 
-ALL = "(all)"
+#: the value of a filter that keeps every row
+ALL = ""
 TABLE_COLUMNS = [
     "created_at",
     "type",
@@ -49,7 +53,16 @@ TABLE_COLUMNS = [
     "error_code",
     "prompt",
 ]
-_FREQ_OPTIONS = [("day", "D"), ("week", "W"), ("month", "M")]
+#: the plots, in their tabs' order: (trait, tab title, the image's alternative text)
+PLOTS = (
+    ("spend_plot", "Spend over time", "Credits charged per period"),
+    ("model_plot", "Spend per model", "Credits charged per model"),
+    ("latency_plot", "Latency", "Time to finish per model"),
+)
+#: the filters the view offers as selects, by trait (their choices are the frame's values)
+FILTERS = ("type", "status", "model")
+#: columns the table's search looks in
+SEARCHED = ("model", "prompt", "id", "error_code", "status", "type")
 
 
 def format_credits(value: Any) -> str:
@@ -58,10 +71,6 @@ def format_credits(value: Any) -> str:
         return "–"
     text = f"{float(value):,.2f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-#: columns the table's search looks in
-SEARCHED = ("model", "prompt", "id", "error_code", "status", "type")
 
 
 def _png(draw: Any, frame: pd.DataFrame, *, dark: bool = False, **kwargs: Any) -> bytes:
@@ -76,19 +85,87 @@ def _png(draw: Any, frame: pd.DataFrame, *, dark: bool = False, **kwargs: Any) -
     return buffer.getvalue()
 
 
+def _data_url(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode()
+
+
+def png_bytes(data_url: str) -> bytes:
+    """The PNG a plot trait holds (empty before the plot is drawn)."""
+    return base64.b64decode(data_url.partition(",")[2]) if data_url else b""
+
+
 def _local_dates(times: pd.Series) -> pd.Series:
     return times.dt.tz_convert(local_timezone()).dt.date
 
 
-class SpendDashboard(StaticFallback, w.VBox):  # type: ignore[misc]  # ipywidgets: no hints
+def _as_date(value: Any) -> dt.date | None:
+    return dt.date.fromisoformat(value) if value else None
+
+
+class IsoDate(traitlets.Unicode):  # type: ignore[type-arg]
+    """A local day as an ISO date ("" for none), set as text or as a ``datetime.date``."""
+
+    info_text = "a date (YYYY-MM-DD), a datetime.date, or empty"
+
+    def validate(self, obj: Any, value: Any) -> str:
+        if value is None:
+            return ""
+        if isinstance(value, dt.date):
+            return value.isoformat()
+        text = str(super().validate(obj, value))
+        try:
+            _as_date(text)
+        except ValueError:
+            self.error(obj, value)
+        return text
+
+
+class SpendDashboard(StaticFallback, MediagenWidget):
     """What was spent, on what, and what failed, for one client's key owner.
 
     ``client``: a ``mediagen.Client`` (or a page source: ``mediagen.history._fetch.PageSource``;
     None with ``frame`` for an offline view of a saved history). ``filters`` scope the rows like
-    ``client.generations.to_dataframe``; the dropdowns then filter locally, instantly.
-    ``sync=False`` shows the local history store as it is, without asking the service (nor for
-    the balance).
+    ``client.generations.to_dataframe``; the dashboard's own filters (``type``, ``status``,
+    ``model``, ``since``, ``until``: set them here or in the view) then narrow them locally,
+    instantly. ``sync=False`` shows the local history store as it is, without asking the service
+    (nor for the balance).
     """
+
+    _module = "spend.js"
+
+    # what the user chooses (the view sets these; so may the notebook)
+    type = traitlets.Unicode(ALL).tag(sync=True)
+    status = traitlets.Unicode(ALL).tag(sync=True)
+    model = traitlets.Unicode(ALL).tag(sync=True)
+    #: the spend plot's period: "D", "W" or "M"
+    period = traitlets.Enum(("D", "W", "M"), "D").tag(sync=True)
+    #: the first and last local day kept (ISO dates; "" for no bound; a ``date`` is taken too)
+    since = IsoDate().tag(sync=True)
+    until = IsoDate().tag(sync=True)
+    search = traitlets.Unicode("").tag(sync=True)
+    sort_by = traitlets.Enum(TABLE_COLUMNS, "created_at").tag(sync=True)
+    descending = traitlets.Bool(True).tag(sync=True)
+    page = traitlets.Int(0).tag(sync=True)
+    #: the plot tab shown (an index into ``PLOTS``)
+    plot_tab = traitlets.Int(0).tag(sync=True)
+    #: whether the page is dark (the view reports it)
+    dark = traitlets.Bool(False).tag(sync=True)
+
+    # what the kernel computed for the view to draw
+    #: the values each filter offers: {"type": [...], "status": [...], "model": [...]}
+    choices = traitlets.Dict().tag(sync=True)
+    #: the headline figures, in order: [{"label", "value"}]
+    headline = traitlets.List(traitlets.Dict()).tag(sync=True)
+    #: one page of the table: {"columns": [...], "rows": [[cell text, ...]]}
+    table = traitlets.Dict().tag(sync=True)
+    page_count = traitlets.Int(1).tag(sync=True)
+    page_label = traitlets.Unicode("").tag(sync=True)
+    spend_plot = traitlets.Unicode("").tag(sync=True)
+    model_plot = traitlets.Unicode("").tag(sync=True)
+    latency_plot = traitlets.Unicode("").tag(sync=True)
+    #: "Refreshing…", "Updated 14:02:11 CET" or what went wrong
+    status_line = traitlets.Unicode("").tag(sync=True)
+    refreshing = traitlets.Bool(False).tag(sync=True)
 
     def __init__(
         self,
@@ -100,6 +177,7 @@ class SpendDashboard(StaticFallback, w.VBox):  # type: ignore[misc]  # ipywidget
         sync: bool = True,
         **filters: Any,
     ) -> None:
+        super().__init__()
         self._client = client
         self._filters = filters
         self.sync = sync
@@ -109,146 +187,64 @@ class SpendDashboard(StaticFallback, w.VBox):  # type: ignore[misc]  # ipywidget
         self._timer: threading.Timer | None = None
         self.refresh_delay = refresh_delay
         self.page_size = page_size
-        self.page = 0
-
-        def dropdown(label: str) -> w.Dropdown:
-            return w.Dropdown(
-                options=[ALL], value=ALL, description=label, layout=w.Layout(width="200px")
-            )
-
-        self.type_filter = dropdown("Type")
-        self.status_filter = dropdown("Status")
-        self.model_filter = dropdown("Model")
-        self.period = w.Dropdown(
-            options=_FREQ_OPTIONS, value="D", description="Per", layout=w.Layout(width="160px")
-        )
-        self.since = w.DatePicker(description="From", layout=w.Layout(width="230px"))
-        self.until = w.DatePicker(description="To", layout=w.Layout(width="230px"))
-        self.search = w.Text(
-            placeholder="Search model, prompt, id, error…",
-            description="Search",
-            continuous_update=False,
-            layout=w.Layout(width="320px"),
-        )
-        self.sort_by = w.Dropdown(
-            options=TABLE_COLUMNS,
-            value="created_at",
-            description="Sort by",
-            layout=w.Layout(width="220px"),
-        )
-        self.descending = w.Checkbox(value=True, description="Descending", indent=False)
-        self.theme = ThemeProbe()
-        self.refresh_button = w.Button(
-            description="Refresh", icon="refresh", tooltip="Fetch new and finished generations"
-        )
-        self.status_line = w.HTML()
-        self.headline = w.HTML()
-        self.spend_plot = w.Image(format="png")
-        self.model_plot = w.Image(format="png")
-        self.latency_plot = w.Image(format="png")
-        self.table = w.HTML()
-        self.prev_button = w.Button(description="Previous", icon="chevron-left")
-        self.next_button = w.Button(description="Next", icon="chevron-right")
-        self.page_label = w.Label()
-
-        for control in (
-            self.type_filter,
-            self.status_filter,
-            self.model_filter,
-            self.period,
-            self.since,
-            self.until,
-            self.search,
-            self.sort_by,
-            self.descending,
-        ):
-            control.observe(self._on_filter, names="value")
-        self.theme.observe(self._on_theme, names="dark")
-        self.refresh_button.on_click(lambda _: self.refresh())
-        self.prev_button.on_click(lambda _: self.show_page(self.page - 1))
-        self.next_button.on_click(lambda _: self.show_page(self.page + 1))
-
-        self.plots = plots = w.Tab(children=[self.spend_plot, self.model_plot, self.latency_plot])
-        for index, title in enumerate(["Spend over time", "Spend per model", "Latency"]):
-            plots.set_title(index, title)
-        plots.selected_index = 0
         # Drawing a plot costs ~0.3 s, so only the visible tab is drawn; others when selected.
         self._stale_plots: set[int] = set()
-        plots.observe(lambda _: self._draw_visible_plot(), names="selected_index")
-        super().__init__(
-            children=[
-                w.HBox(
-                    [
-                        self.type_filter,
-                        self.status_filter,
-                        self.model_filter,
-                        self.period,
-                        self.refresh_button,
-                    ],
-                    layout=w.Layout(flex_flow="row wrap"),
-                ),
-                w.HBox([self.since, self.until], layout=w.Layout(flex_flow="row wrap")),
-                self.headline,
-                plots,
-                w.HBox(
-                    [self.search, self.sort_by, self.descending],
-                    layout=w.Layout(flex_flow="row wrap"),
-                ),
-                self.table,
-                w.HBox([self.prev_button, self.page_label, self.next_button]),
-                self.status_line,
-                self.theme,
-            ]
+        self.observe(
+            self._on_filter,
+            names=[*FILTERS, "period", "since", "until", "search", "sort_by", "descending"],
         )
-        self.add_class("mediagen-spend-dashboard")
+        self.observe(lambda _: self.show_page(self.page), names="page")
+        self.observe(lambda _: self._draw_visible_plot(), names="plot_tab")
+        self.observe(self._on_theme, names="dark")
+        self.on_msg(self._on_message)
         if frame is not None:
             self._render()
         elif client is not None:
+            self.refresh()
+
+    def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if isinstance(content, dict) and content.get("action") == "refresh":
             self.refresh()
 
     # -- data ----------------------------------------------------------------------------
 
     @property
     def frame(self) -> pd.DataFrame | None:
-        """The whole history fetched so far (before the dropdown filters)."""
+        """The whole history fetched so far (before the dashboard's own filters)."""
         return self._frame
 
     @property
     def filtered(self) -> pd.DataFrame:
-        """The rows the dropdowns and the date range (local dates, both ends included) select."""
+        """The rows the filters and the date range (local dates, both ends included) select."""
         frame = self._frame
         if frame is None:
             return pd.DataFrame()
         mask = pd.Series(True, index=frame.index)
-        for column, control in (
-            ("type", self.type_filter),
-            ("status", self.status_filter),
-            ("model", self.model_filter),
-        ):
-            if control.value != ALL:
-                mask &= frame[column].astype(object) == control.value
-        if self.since.value is not None or self.until.value is not None:
+        for column in FILTERS:
+            chosen = getattr(self, column)
+            if chosen != ALL:
+                mask &= frame[column].astype(object) == chosen
+        since, until = _as_date(self.since), _as_date(self.until)
+        if since is not None or until is not None:
             days = _local_dates(frame["created_at"])
-            if self.since.value is not None:
-                mask &= days >= self.since.value
-            if self.until.value is not None:
-                mask &= days <= self.until.value
+            if since is not None:
+                mask &= days >= since
+            if until is not None:
+                mask &= days <= until
         return frame[mask]
 
     @property
     def table_rows(self) -> pd.DataFrame:
         """The filtered rows the search keeps, in the table's sort order (all pages)."""
         rows = self.filtered
-        words = self.search.value.lower().split()
+        words = self.search.lower().split()
         if words and len(rows):
             columns = [c for c in SEARCHED if c in rows.columns]
             text = rows[columns].astype("string").fillna("").agg(" ".join, axis=1).str.lower()
             for word in words:
                 rows = rows[text.loc[rows.index].str.contains(word, regex=False)]
-        if self.sort_by.value in rows.columns:
-            rows = rows.sort_values(
-                self.sort_by.value, ascending=not self.descending.value, na_position="last"
-            )
+        if self.sort_by in rows.columns:
+            rows = rows.sort_values(self.sort_by, ascending=not self.descending, na_position="last")
         return rows
 
     def refresh(self, full: bool = False) -> None:
@@ -257,17 +253,20 @@ class SpendDashboard(StaticFallback, w.VBox):  # type: ignore[misc]  # ipywidget
             self._render()
             return
         with self._lock:
-            self.status_line.value = "<i>Refreshing…</i>"
+            self.refreshing = True
+            self.status_line = "Refreshing…"
             try:
                 self._frame = self._rows(self._client, full)
                 credits_resource = getattr(self._client, "credits", None) if self.sync else None
                 self._credits = credits_resource.get() if credits_resource is not None else None
-            except Exception as exc:  # shown, not raised: this may run from a callback
-                self.status_line.value = html.escape(f"Refresh failed: {type(exc).__name__}: {exc}")
+            except Exception as exc:  # shown, not raised: this may run from a click
+                self.status_line = f"Refresh failed: {type(exc).__name__}: {exc}"
                 return
+            finally:
+                self.refreshing = False
             self._render()
             stamp = dt.datetime.now().astimezone().strftime("%H:%M:%S %Z")
-            self.status_line.value = f"<small>Updated {stamp}</small>"
+            self.status_line = f"Updated {stamp}"
 
     def _rows(self, client: PageSource, full: bool) -> pd.DataFrame:
         from mediagen.client import AsyncClient, Client
@@ -311,7 +310,8 @@ class SpendDashboard(StaticFallback, w.VBox):  # type: ignore[misc]  # ipywidget
     # -- rendering -----------------------------------------------------------------------
 
     def _on_filter(self, change: Any) -> None:
-        self.page = 0
+        if self.page:
+            self.page = 0  # redraws the table
         self._render()
 
     def _on_theme(self, change: Any) -> None:
@@ -319,32 +319,22 @@ class SpendDashboard(StaticFallback, w.VBox):  # type: ignore[misc]  # ipywidget
             self._stale_plots = {0, 1, 2}
             self._draw_visible_plot()
 
-    def _sync_options(self) -> None:
+    def _sync_choices(self) -> None:
         frame = self._frame
         if frame is None:
             return
-        for column, control in (
-            ("type", self.type_filter),
-            ("status", self.status_filter),
-            ("model", self.model_filter),
-        ):
-            seen = sorted(str(v) for v in frame[column].dropna().unique())
-            options = [ALL, *seen]
-            if list(control.options) != options:
-                value = control.value if control.value in options else ALL
-                with control.hold_trait_notifications():
-                    control.options = options
-                    control.value = value
+        choices = {c: sorted(str(v) for v in frame[c].dropna().unique()) for c in FILTERS}
+        if choices != self.choices:
+            self.choices = choices
 
     def _render(self) -> None:
-        self._sync_options()
-        rows = self.filtered
+        self._sync_choices()
         if self._frame is None:
             return
-        self._render_headline(rows)
+        self._render_headline(self.filtered)
         self._stale_plots = {0, 1, 2}
         self._draw_visible_plot()
-        self.show_page(min(self.page, self.page_count - 1))
+        self.show_page(self.page)
 
     def draw_plots(self) -> None:
         """Draw every plot now (normally each is drawn when its tab is first shown)."""
@@ -352,20 +342,18 @@ class SpendDashboard(StaticFallback, w.VBox):  # type: ignore[misc]  # ipywidget
             self._draw_plot(index)
 
     def _draw_visible_plot(self) -> None:
-        index = self.plots.selected_index
-        if index is not None and index in self._stale_plots:
-            self._draw_plot(index)
+        if self.plot_tab in self._stale_plots:
+            self._draw_plot(self.plot_tab)
 
     def _draw_plot(self, index: int) -> None:
-        rows, dark = self.filtered, self.theme.dark
+        rows, dark = self.filtered, self.dark
         if index == 0:
-            self.spend_plot.value = _png(
-                history.plot_spend_over_time, rows, dark=dark, freq=self.period.value
-            )
+            png = _png(history.plot_spend_over_time, rows, dark=dark, freq=self.period)
         elif index == 1:
-            self.model_plot.value = _png(history.plot_spend_by_model, rows, dark=dark)
+            png = _png(history.plot_spend_by_model, rows, dark=dark)
         else:
-            self.latency_plot.value = _png(history.plot_latency, rows, dark=dark)
+            png = _png(history.plot_latency, rows, dark=dark)
+        setattr(self, PLOTS[index][0], _data_url(png))
         self._stale_plots.discard(index)
 
     def _render_headline(self, rows: pd.DataFrame) -> None:
@@ -392,49 +380,36 @@ class SpendDashboard(StaticFallback, w.VBox):  # type: ignore[misc]  # ipywidget
             )
         elif "balance" in numbers:
             items.append(("Balance", format_credits(numbers["balance"])))
-        cells = "".join(
-            '<div style="padding:4px 12px;border-left:2px solid '
-            'var(--jp-brand-color1, #1976d2)">'
-            f'<div style="font-size:0.85em;color:var(--jp-ui-font-color2, #666)">'
-            f"{html.escape(label)}</div>"
-            f'<div style="font-size:1.15em">{html.escape(value)}</div></div>'
-            for label, value in items
-        )
-        self.headline.value = (
-            '<div role="group" aria-label="Spend summary" style="display:flex;flex-wrap:wrap;'
-            "gap:8px;font-family:var(--jp-ui-font-family, sans-serif);"
-            f'color:var(--jp-ui-font-color1, #222)">{cells}</div>'
-        )
+        self.headline = [{"label": label, "value": value} for label, value in items]
 
     @property
-    def page_count(self) -> int:
-        """How many pages the table has at its page size."""
-        return max(1, -(-len(self.table_rows) // self.page_size))
+    def page_size(self) -> int:
+        """Rows on a page of the table."""
+        return self._page_size
+
+    @page_size.setter
+    def page_size(self, value: int) -> None:
+        if value < 1:
+            raise ValueError(f"page_size must be at least 1, not {value!r}")
+        self._page_size = value
+
+    def _page_count(self, rows: int) -> int:
+        return max(1, -(-rows // self.page_size))
 
     def show_page(self, page: int) -> None:
         """Show one page of the table (0-based; clamped to the pages there are)."""
         rows = self.table_rows
-        self.page = max(0, min(page, self.page_count - 1))
-        start = self.page * self.page_size
+        count = self._page_count(len(rows))
+        clamped = max(0, min(page, count - 1))
+        if clamped != self.page:
+            self.page = clamped  # this method again, through the trait's observer
+            return
+        start = clamped * self.page_size
         view = rows.iloc[start : start + self.page_size]
-        view = view[[c for c in TABLE_COLUMNS if c in view.columns]].copy()
-        if "prompt" in view:
-            view["prompt"] = view["prompt"].str.slice(0, 60)
-        if "latency_s" in view:  # a tenth of a second is what a reader compares
-            view["latency_s"] = [
-                "" if pd.isna(v) else f"{v:.1f} s" for v in view["latency_s"].tolist()
-            ]
-        if "created_at" in view:  # local time, as the user reads a clock
-            local = view["created_at"].dt.tz_convert(local_timezone())
-            view["created_at"] = local.dt.strftime("%Y-%m-%d %H:%M")
-        self.table.value = (
-            '<div style="overflow-x:auto;font-family:var(--jp-ui-font-family, sans-serif)">'
-            + view.to_html(index=False, na_rep="", border=0, classes="jp-RenderedHTMLCommon")
-            + "</div>"
-        )
-        self.page_label.value = f"page {self.page + 1} of {self.page_count} ({len(rows)} rows)"
-        self.prev_button.disabled = self.page == 0
-        self.next_button.disabled = self.page >= self.page_count - 1
+        view = view[[c for c in TABLE_COLUMNS if c in view.columns]]
+        self.table = {"columns": list(view.columns), "rows": _cells(view)}
+        self.page_count = count
+        self.page_label = f"page {clamped + 1} of {count} ({len(rows)} rows)"
 
     # -- static fallback -------------------------------------------------------------------
 
@@ -446,17 +421,62 @@ class SpendDashboard(StaticFallback, w.VBox):  # type: ignore[misc]  # ipywidget
         return f"Spend dashboard: {len(rows)} generations, {spent} credits spent"
 
     def snapshot_html(self) -> str:
-        import base64
+        plot = self.spend_plot or (
+            _data_url(_png(history.plot_spend_over_time, self.filtered, freq=self.period))
+            if self._frame is not None
+            else ""
+        )
+        image = f'<img alt="{PLOTS[0][2]}" style="max-width:100%" src="{plot}">' if plot else ""
+        return f"{headline_html(self.headline)}{image}{table_html(self.table)}"
 
-        plot = ""
-        with contextlib.suppress(Exception):  # a snapshot never breaks the display
-            if self._frame is not None:
-                png = _png(history.plot_spend_over_time, self.filtered, freq=self.period.value)
-                plot = (
-                    f'<img alt="Credits charged per period" style="max-width:100%"'
-                    f' src="data:image/png;base64,{base64.b64encode(png).decode()}">'
-                )
-        return f"{self.headline.value}{plot}{self.table.value}"
+
+def _cells(view: pd.DataFrame) -> list[list[str]]:
+    """The table's cells as a reader sees them: local clock times, a tenth of a second, the
+    first 60 characters of a prompt, nothing for a missing value."""
+    shown = pd.DataFrame(index=view.index)
+    for column in view.columns:
+        values = view[column]
+        if column == "created_at":
+            shown[column] = values.dt.tz_convert(local_timezone()).dt.strftime("%Y-%m-%d %H:%M")
+        elif column == "latency_s":
+            shown[column] = ["" if pd.isna(v) else f"{v:.1f} s" for v in values.tolist()]
+        elif column == "prompt":
+            shown[column] = values.astype("string").str.slice(0, 60)
+        else:
+            shown[column] = values.astype("string")
+    return [["" if pd.isna(v) else str(v) for v in row] for row in shown.itertuples(index=False)]
+
+
+def headline_html(items: list[dict[str, str]]) -> str:
+    """The headline figures for a saved notebook (inline styles: it has no stylesheet)."""
+    cells = "".join(
+        '<div style="padding:4px 12px;border-left:2px solid var(--jp-brand-color1, #1976d2)">'
+        f'<div style="font-size:0.85em;color:var(--jp-ui-font-color2, #666)">'
+        f"{html.escape(item['label'])}</div>"
+        f'<div style="font-size:1.15em">{html.escape(item["value"])}</div></div>'
+        for item in items
+    )
+    return (
+        '<div role="group" aria-label="Spend summary" style="display:flex;flex-wrap:wrap;'
+        "gap:8px;font-family:var(--jp-ui-font-family, sans-serif);"
+        f'color:var(--jp-ui-font-color1, #222)">{cells}</div>'
+    )
+
+
+def table_html(table: dict[str, Any]) -> str:
+    """One page of the table for a saved notebook."""
+    if not table:
+        return ""
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in table["columns"])
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>"
+        for row in table["rows"]
+    )
+    return (
+        '<div style="overflow-x:auto;font-family:var(--jp-ui-font-family, sans-serif)">'
+        f'<table class="jp-RenderedHTMLCommon"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )
 
 
 def spend_dashboard(client: PageSource | None = None, **kwargs: Any) -> SpendDashboard:

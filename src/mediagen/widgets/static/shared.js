@@ -206,6 +206,35 @@ export function credentialsLine(c) {
   return { text: `Content credentials: ${parts.filter(Boolean).join(" · ")}`, tone };
 }
 
+/** Whether the page around a view is dark. JupyterLab and Notebook 7 mark the theme on
+ * <body data-jp-theme-light>; VS Code marks body.vscode-dark; marimo marks <html class="dark">;
+ * anywhere else the browser's colour-scheme preference decides. */
+export function isDark() {
+  const body = document.body;
+  if (body.dataset.jpThemeLight !== undefined) return body.dataset.jpThemeLight === "false";
+  if (body.classList.contains("vscode-dark") || body.classList.contains("vscode-high-contrast")) return true;
+  if (body.classList.contains("vscode-light")) return false;
+  const html = document.documentElement;
+  if (html.classList.contains("dark") || body.classList.contains("dark-theme")) return true;
+  if (html.classList.contains("light") || body.classList.contains("light-theme")) return false;
+  return Boolean(window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches);
+}
+
+/** Keep the model's ``dark`` trait telling the kernel whether the page is dark (for plots drawn
+ * there). Returns the undo. */
+export function watchTheme(model) {
+  const report = () => {
+    const dark = isDark();
+    if (model.get("dark") !== dark) { model.set("dark", dark); model.save_changes(); }
+  };
+  report();
+  const observer = new MutationObserver(report);
+  const watched = { attributes: true, attributeFilter: ["data-jp-theme-light", "class"] };
+  observer.observe(document.body, watched);
+  observer.observe(document.documentElement, watched);
+  return () => observer.disconnect();
+}
+
 /** Numbers as stated (up to 2 decimals), never rounded into something else. */
 export function formatNumber(value) {
   if (value === null || value === undefined || Number.isNaN(value)) return "–";

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 import mediagen
+from mediagen.datasets._audit import check_run_manifest
 
 
 @pytest.fixture(scope="session", name="cluster_tenant")
@@ -182,8 +183,8 @@ def assert_one_charge_per_row(out: Any, new_charges: list[dict]) -> None:
 
 def assert_run_manifest_lists(manifest_path: str, out: Any, run_id: str) -> dict:
     """The gathered ``run-manifest.json`` lists each result row once (``out``: its labels as
-    index), with its generation, its charge, its outputs and each sidecar's SHA-256; the
-    manifest, read back."""
+    index), with its generation, its charge, its outputs and each sidecar's SHA-256, and its
+    audit finds nothing wrong; the manifest, read back."""
     manifest = json.loads(Path(manifest_path).read_text())
     assert manifest["run_id"] == run_id
     labels = [entry["row"] for entry in manifest["rows"]]
@@ -198,4 +199,5 @@ def assert_run_manifest_lists(manifest_path: str, out: Any, run_id: str) -> dict
         assert saved["output"] == row["output"]
         sidecar = Path(row["output"] + ".mediagen.json").read_bytes()
         assert saved["manifest_sha256"] == hashlib.sha256(sidecar).hexdigest()
+    assert check_run_manifest(manifest_path) == []  # the folder holds what it lists, no more
     return manifest

@@ -7,7 +7,8 @@ cluster adapters share: ``RESULT_COLUMNS`` (the result frame's columns and dtype
 ``row_key`` (a row's key, the same in every process) and ``run_rows`` (the executor of any
 subset of a plan's rows). ``write_run_manifest(output_dir)`` gathers the parts of the run
 manifest that a cluster run's partitions wrote into one ``run-manifest.json``, as a local run
-writes it. Importing this package loads no pandas; its functions do.
+writes it; ``check_run_manifest(path)`` audits a run manifest against its folder (what
+``mediagen verify`` prints for one). Importing this package loads no pandas; its functions do.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from mediagen.datasets._keys import row_key
 from mediagen.datasets._schema import RESULT_COLUMNS
 
 if TYPE_CHECKING:
+    from mediagen.datasets._audit import check_run_manifest
     from mediagen.datasets._fields import PlanError, PlanSpec
     from mediagen.datasets._manifest_parts import write_run_manifest
     from mediagen.datasets._plan import Plan, generate, plan
@@ -30,6 +32,7 @@ __all__ = [
     "Plan",
     "PlanError",
     "PlanSpec",
+    "check_run_manifest",
     "col",
     "generate",
     "plan",
@@ -47,6 +50,7 @@ __getattr__, __dir__ = lazy_exports(
         "PlanError": "._fields",
         "PlanSpec": "._fields",
         "run_rows": "._rows",
+        "check_run_manifest": "._audit",
         "write_run_manifest": "._manifest_parts",
     },
 )

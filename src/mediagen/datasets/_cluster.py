@@ -118,10 +118,9 @@ class ClusterRun:
     ) -> pd.DataFrame:
         """Run one partition (its index: the row labels) on a worker: one result line per
         row, same index, exactly ``RESULT_COLUMNS``; a skipped row is sent nowhere.
-        ``coordinate``: how the worker's gate joins the cluster's pace meanwhile. ``place``:
-        the partition's place in the table (the same for every attempt of its task), under
-        which its part of the run manifest is written when the outputs go to an
-        ``output_dir``."""
+        ``coordinate``: how the worker's gate joins the cluster's pace meanwhile. With an
+        ``output_dir``, the partition's part of the run manifest is written there too (named by
+        its rows, so another attempt replaces it), ``place`` ordering it among the others."""
         out = self._results(part, coordinate)
         if self.output_dir is not None and place is not None:
             from mediagen.datasets._manifest_parts import write_part

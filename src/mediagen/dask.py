@@ -5,6 +5,6 @@ gives as an attribute too; without the dask extra its import names the ``pip ins
 import sys
 
 from mediagen.datasets import dask as _module
-from mediagen.datasets.dask import generate as generate
+from mediagen.datasets.dask import generate as generate, write_run_manifest as write_run_manifest
 
 sys.modules[__name__] = _module

@@ -5,6 +5,6 @@ gives as an attribute too; without the spark extra its import names the ``pip in
 import sys
 
 from mediagen.datasets import spark as _module
-from mediagen.datasets.spark import generate as generate
+from mediagen.datasets.spark import generate as generate, write_run_manifest as write_run_manifest
 
 sys.modules[__name__] = _module

@@ -10,6 +10,8 @@ task, so a check of the task graph can find it missing.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import sys
 from collections import Counter
@@ -22,6 +24,7 @@ from typing import Any
 import pytest
 
 import mediagen
+from mediagen.datasets._audit import check_run_manifest
 
 
 @pytest.fixture(scope="session", name="cluster_tenant")
@@ -176,3 +179,25 @@ def assert_one_charge_per_row(out: Any, new_charges: list[dict]) -> None:
     assert set(per_generation) == set(out["generation_id"])
     assert set(per_generation.values()) == {1}
     assert sum(e["amount"] for e in new_charges) == pytest.approx(out["credits"].sum())
+
+
+def assert_run_manifest_lists(manifest_path: str, out: Any, run_id: str) -> dict:
+    """The gathered ``run-manifest.json`` lists each result row once (``out``: its labels as
+    index), with its generation, its charge, its outputs and each sidecar's SHA-256, and its
+    audit finds nothing wrong; the manifest, read back."""
+    manifest = json.loads(Path(manifest_path).read_text())
+    assert manifest["run_id"] == run_id
+    labels = [entry["row"] for entry in manifest["rows"]]
+    assert sorted(labels) == sorted(str(label) for label in out.index)  # each row, once
+    assert manifest["credits_charged"] == pytest.approx(out["credits"].sum())
+    by_row = {str(label): row for label, row in out.iterrows()}
+    for entry in manifest["rows"]:
+        row = by_row[entry["row"]]
+        assert entry["generation_id"] == row["generation_id"]
+        assert entry["credits_charged"] == row["credits"]
+        [saved] = entry["outputs"]
+        assert saved["output"] == row["output"]
+        sidecar = Path(row["output"] + ".mediagen.json").read_bytes()
+        assert saved["manifest_sha256"] == hashlib.sha256(sidecar).hexdigest()
+    assert check_run_manifest(manifest_path) == []  # the folder holds what it lists, no more
+    return manifest

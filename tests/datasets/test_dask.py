@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 from cluster_fixtures import (  # noqa: F401  (fixtures)
     assert_one_charge_per_row,
+    assert_run_manifest_lists,
     charge_entries,
     cluster_tenant_fixture,
     dask_client_fixture,
@@ -199,5 +200,36 @@ def test_outputs_go_to_an_fsspec_url_from_each_worker(dask_client, driver):
     assert all(path.startswith(root + "/") for path in out["output"])
     on_workers = dask_client.run(_saved_in_memory, root.removeprefix("memory://"))
     saved = {path for paths in on_workers.values() for path in paths}
+    parts = {path for path in saved if path.startswith(root + "/run-manifest.parts/")}
+    assert len(parts) == 2  # each partition's share of the run manifest, beside its outputs
     # each output beside its content credentials, and the run's files nowhere else
-    assert saved == set(out["output"]) | {path + ".mediagen.json" for path in out["output"]}
+    assert saved - parts == set(out["output"]) | {path + ".mediagen.json" for path in out["output"]}
+
+
+def test_each_partition_writes_its_manifest_part_and_they_gather_into_one_run_manifest(
+    dask_client, sandbox, cluster_tenant, driver, tmp_path
+):
+    """Each partition that saves to ``output_dir`` writes its part; ``write_run_manifest``
+    lists every row once, in the table's order. Computed again, with a partition alone, or
+    with other partitions under the same run id: parts are replaced, never added to."""
+    out_dir = tmp_path / "renders"
+    parts = out_dir / "run-manifest.parts"
+    run_id = f"dask-{uuid.uuid4()}"
+    ddf = _table(6, partitions=3)
+    before = len(charge_entries(sandbox, cluster_tenant))
+    fields = {"model": "pixel-1", "prompt": "{caption}", "run_id": run_id, "client": driver}
+    fields["output_dir"] = str(out_dir)
+    result = mediagen.dask.generate(ddf, **fields)
+    out = result.compute()
+    assert len(list(parts.glob("*.json"))) == 3
+    manifest = assert_run_manifest_lists(mediagen.dask.write_run_manifest(out_dir), out, run_id)
+    assert [entry["row"] for entry in manifest["rows"]] == list(out.index)  # the table's order
+
+    result.compute()  # every task again
+    result.partitions[2].compute()  # one partition alone (Dask numbers it 0 in that graph)
+    again = mediagen.dask.generate(ddf.repartition(npartitions=2), **fields)
+    assert list(again.compute()["generation_id"]) == list(out["generation_id"])
+    assert len(list(parts.glob("*.json"))) <= 3 + 2  # the 3 replaced, at most 2 of new rows
+    path = mediagen.datasets.write_run_manifest(str(out_dir), run_id=run_id)
+    assert_run_manifest_lists(path, out, run_id)
+    assert len(charge_entries(sandbox, cluster_tenant)) == before + len(out)  # paid once

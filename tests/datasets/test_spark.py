@@ -21,6 +21,7 @@ import psutil
 import pytest
 from cluster_fixtures import (  # noqa: F401  (fixtures)
     assert_one_charge_per_row,
+    assert_run_manifest_lists,
     charge_entries,
     cluster_tenant_fixture,
     driver_fixture,
@@ -274,3 +275,40 @@ def test_the_api_key_is_absent_from_sparks_logs_the_parquet_and_the_query_plan(
     events = "".join(t for path, t in texts.items() if path.startswith(str(spark_logs.event_dir)))
     assert "spark.executorEnv.MEDIAGEN_API_KEY" in events  # there, with its value redacted
     assert [path for path, text in texts.items() if key in text] == []
+
+
+def test_each_task_writes_its_manifest_part_and_a_retried_one_replaces_it(
+    spark, sandbox, cluster_tenant, driver, tmp_path
+):
+    """Each task that saves to ``output_dir`` writes its part; the first attempt of partition
+    1 fails after writing it, and the retried attempt, then a second action, replace it:
+    ``write_run_manifest`` lists every row once, in the partitions' order."""
+    out_dir = tmp_path / "renders"
+    run_id = f"spark-{uuid.uuid4()}"
+    before = len(charge_entries(sandbox, cluster_tenant))
+    failed = tmp_path / "failed"
+    result = mediagen.spark.generate(
+        _table(spark, 6, partitions=2),
+        model="pixel-1",
+        prompt="{caption}",
+        run_id=run_id,
+        output_dir=str(out_dir),
+        client=driver,
+    )
+
+    def fail_first_attempt(batches):
+        context = TaskContext.get()
+        yield from batches
+        if context.partitionId() == 1 and context.attemptNumber() == 0:
+            failed.write_text(str(context.taskAttemptId()))
+            raise RuntimeError("this task fails after writing its manifest part")
+
+    out = result.mapInPandas(fail_first_attempt, schema=result.schema).toPandas()
+    assert failed.exists()  # Spark ran partition 1 again
+    result.write.parquet(str(tmp_path / "results.parquet"))  # every task again
+    assert len(list((out_dir / "run-manifest.parts").glob("*.json"))) == 2
+    out = out.set_index("row_id")
+    path = mediagen.spark.write_run_manifest(str(out_dir))
+    manifest = assert_run_manifest_lists(path, out, run_id)
+    assert [int(entry["row"]) for entry in manifest["rows"]] == sorted(out.index)
+    assert len(charge_entries(sandbox, cluster_tenant)) == before + len(out)  # paid once

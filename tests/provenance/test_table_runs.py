@@ -13,6 +13,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 import mediagen as mg
+from mediagen.cli import main
 from mediagen.datasets import plan
 from mediagen.provenance._sidecar import sidecar_of
 
@@ -93,3 +94,31 @@ def test_a_saved_compare_grid_says_each_cells_credentials_and_writes_its_run_man
         assert mg.verify(output["output"], trust_anchors=pki["root.pem"]).status == "valid"
         sidecar = sidecar_of(Path(output["output"])).read_bytes()
         assert output["manifest_sha256"] == hashlib.sha256(sidecar).hexdigest()
+
+
+def test_mediagen_verify_audits_a_run_manifest_against_its_folder(client, tmp_path, capsys):
+    """``mediagen verify renders/run-manifest.json``: ``complete`` while the folder holds
+    what the run wrote; an output dropped, one whose sidecar was swapped and one added are each
+    named, and the exit status is 1."""
+    out_dir = tmp_path / "renders"
+    _, out = _run(client, out_dir)
+    manifest = out_dir / "run-manifest.json"
+    assert main(["verify", str(manifest)]) == 0
+    assert (
+        capsys.readouterr().out
+        == f"{manifest}: 2 rows, 2 outputs, {out['credits'].sum():g} credits, complete\n"
+    )
+
+    kite, boat = (Path(place) for place in out["output"])
+    sidecar_of(kite).write_bytes(sidecar_of(boat).read_bytes())  # swapped
+    sidecar_of(boat).unlink()  # dropped
+    extra = out_dir / "extra.png"
+    extra.write_bytes(b"png")
+    sidecar_of(extra).write_text("{}")  # added
+    assert main(["verify", str(manifest)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [
+        f"{manifest}: {kite}: its sidecar is not the one the run recorded",
+        f"{manifest}: {boat}: listed for row b, its sidecar is gone",
+        f"{manifest}: {extra}: in the folder, not in the run manifest",
+    ]

@@ -58,9 +58,8 @@ def _sandbox(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     """One line per file; exit status 1 when any file is not ``valid`` (a script's gate). A
-    path that is no file says so on its line and the others are still checked."""
-    from mediagen.provenance import verify
-
+    path that is no file says so on its line and the others are still checked. A table run's
+    ``run-manifest.json`` is audited against its folder (``_verify_line``)."""
     anchors = None
     if args.trust_anchors is not None:
         with open(args.trust_anchors, encoding="ascii") as handle:
@@ -68,14 +67,26 @@ def _verify(args: argparse.Namespace) -> int:
     every_valid = True
     for path in args.paths:
         try:
-            verdict = verify(path, trust_anchors=anchors)
+            line, valid = _verify_line(path, anchors)
         except FileNotFoundError:
-            print(f"{path}: no such file")
-            every_valid = False
-            continue
-        print(verdict.line())
-        every_valid = every_valid and verdict.status == "valid"
+            line, valid = f"{path}: no such file", False
+        print(line)
+        every_valid = every_valid and valid
     return 0 if every_valid else 1
+
+
+def _verify_line(path: str, anchors: str | None) -> tuple[str, bool]:
+    """A file's credentials; or, for a run manifest, whether its folder holds exactly the
+    outputs it lists, each sidecar as the run recorded it (an output added, dropped or
+    swapped shows here; each output's own file is checked by its credentials)."""
+    if path.endswith("run-manifest.json"):
+        from mediagen.datasets._audit import summary_line
+
+        return summary_line(path)
+    from mediagen.provenance import verify
+
+    verdict = verify(path, trust_anchors=anchors)
+    return verdict.line(), verdict.status == "valid"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -91,7 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sandbox.set_defaults(func=_sandbox)
     verify = sub.add_parser(
-        "verify", help="check the content credentials of saved outputs, one line per file"
+        "verify",
+        help="check the content credentials of saved outputs, one line per file, and audit a "
+        "table run's run-manifest.json against its folder",
     )
     verify.add_argument("paths", nargs="+", metavar="PATH")
     verify.add_argument(

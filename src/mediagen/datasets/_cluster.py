@@ -113,10 +113,22 @@ class ClusterRun:
     #: the key's pace on the driver, which the workers' gates start from
     pace: ClusterPace | None = None
 
-    def run(self, part: pd.DataFrame, coordinate: Coordinate | None = None) -> pd.DataFrame:
+    def run(
+        self, part: pd.DataFrame, coordinate: Coordinate | None = None, place: str | None = None
+    ) -> pd.DataFrame:
         """Run one partition (its index: the row labels) on a worker: one result line per
         row, same index, exactly ``RESULT_COLUMNS``; a skipped row is sent nowhere.
-        ``coordinate``: how the worker's gate joins the cluster's pace meanwhile."""
+        ``coordinate``: how the worker's gate joins the cluster's pace meanwhile. With an
+        ``output_dir``, the partition's part of the run manifest is written there too (named by
+        its rows, so another attempt replaces it), ``place`` ordering it among the others."""
+        out = self._results(part, coordinate)
+        if self.output_dir is not None and place is not None:
+            from mediagen.datasets._manifest_parts import write_part
+
+            write_part(self.output_dir, out, self.run_id, place)
+        return out
+
+    def _results(self, part: pd.DataFrame, coordinate: Coordinate | None) -> pd.DataFrame:
         import pandas as pd
 
         from mediagen.client import Client

@@ -68,6 +68,20 @@ def run_manifest(results: pd.DataFrame, fs: Any, run_id: str | None) -> dict[str
     }
 
 
+def write_manifest(fs: Any, root: str, manifest: dict[str, Any], name: str) -> str:
+    """``manifest`` as ``root/name``: written under a name no other writer uses (a retried
+    task's part, two runs into one folder), then moved in place whole, so a reader never
+    sees half of it."""
+    import uuid
+
+    final = root.rstrip("/") + "/" + name
+    partial = f"{final}.{uuid.uuid4().hex}.partial"
+    with fs.open(partial, "w") as handle:
+        handle.write(json.dumps(manifest, indent=1, sort_keys=True))
+    fs.mv(partial, final)
+    return final
+
+
 def write_run_manifest(
     output_dir: str, results: pd.DataFrame, run_id: str | None, name: str = RUN_MANIFEST
 ) -> str:
@@ -76,9 +90,4 @@ def write_run_manifest(
     import fsspec
 
     fs, root = fsspec.core.url_to_fs(output_dir)
-    final = root.rstrip("/") + "/" + name
-    content = json.dumps(run_manifest(results, fs, run_id), indent=1, sort_keys=True)
-    with fs.open(final + ".partial", "w") as handle:
-        handle.write(content)
-    fs.mv(final + ".partial", final)
-    return final
+    return write_manifest(fs, root, run_manifest(results, fs, run_id), name)

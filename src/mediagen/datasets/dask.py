@@ -11,6 +11,11 @@ it again is free: each row's idempotency key is derived from the run id, its lab
 request, so the service answers a key it has seen with the generation it already made — after a
 worker died and the scheduler ran its partition again, or when the result is computed twice.
 
+With ``output_dir=``, each partition writes its share of the run manifest beside its outputs
+(``run-manifest.parts/``, named by the run and the partition's rows, so a partition run again
+replaces its part); ``mediagen.dask.write_run_manifest(output_dir)`` after the result is
+computed or written gathers them into ``run-manifest.json``, as a local table run writes it.
+
 Each worker builds its own ``Client()`` from its environment: give the cluster
 ``MEDIAGEN_API_KEY`` (``LocalCluster(env={...})``, the worker pods' environment, or
 ``distributed.worker.env`` in Dask's config). The key is never put in the task graph.
@@ -51,6 +56,7 @@ from mediagen.datasets._cluster import (
     named_columns,
     plan_on_driver,
 )
+from mediagen.datasets._manifest_parts import write_run_manifest as write_run_manifest
 from mediagen.datasets._schema import RESULT_COLUMNS
 
 require("dask", "mediagen.dask")
@@ -115,16 +121,20 @@ def _no_columns(part: pd.DataFrame) -> pd.DataFrame:
     return part.iloc[:, :0]
 
 
-def _run_partition(part: pd.DataFrame, run: ClusterRun) -> pd.DataFrame:
-    """One partition, on a worker."""
+def _run_partition(
+    part: pd.DataFrame, run: ClusterRun, partition_info: dict[str, Any] | None = None
+) -> pd.DataFrame:
+    """One partition, on a worker. Its number (``partition_info``, which Dask passes to a
+    function that asks for it) places its part of the run manifest among the others."""
+    place = None if partition_info is None else f"{int(partition_info['number']):06d}"
     pace = run.pace
     if pace is None:
-        return run.run(part)
+        return run.run(part, place=place)
 
     def coordinate(gate: KeyGate) -> contextlib.AbstractContextManager[None]:
         return cluster_pace(pace, gate)
 
-    return run.run(part, coordinate)
+    return run.run(part, coordinate, place)
 
 
 def _distributed_client() -> Any:

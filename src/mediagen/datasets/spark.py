@@ -15,6 +15,11 @@ a table read with other partitions. The result has the label column first (``ind
 or ``row_id``), then the result columns. A task retried after it failed, or an action run twice,
 sends the same keys, so the service charges nothing again.
 
+With ``output_dir=``, each task writes its share of the run manifest beside its outputs
+(``run-manifest.parts/``, named by the run and the batch's rows, so a retried task replaces its
+parts); ``mediagen.spark.write_run_manifest(output_dir)`` after
+the action gathers them into ``run-manifest.json``, as a local table run writes it.
+
 Each executor builds its own ``Client()`` from its environment: set ``MEDIAGEN_API_KEY`` with
 ``spark.executorEnv.MEDIAGEN_API_KEY`` (or the executors' environment). The key is never in the
 function Spark ships to them, the query plan, the results or the Parquet they are written to.
@@ -42,6 +47,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from mediagen._extras import require
 from mediagen.datasets._cluster import Asked, ClusterRun, named_columns, plan_on_driver, share_of
+from mediagen.datasets._manifest_parts import write_run_manifest as write_run_manifest
 from mediagen.datasets._schema import RESULT_COLUMNS
 
 require("spark", "mediagen.spark")
@@ -111,20 +117,24 @@ def executor_share(sdf: DataFrame) -> float:
 def _run_batches(
     batches: Iterator[pd.DataFrame], run: ClusterRun, index: str | None, share: float = 1.0
 ) -> Iterator[pd.DataFrame]:
-    """One task's batches, on an executor: each batch's rows run, labelled, in order."""
+    """One task's batches, on an executor: each batch's rows run, labelled, in order. Each
+    batch's part of the run manifest is placed by the partition number and the batch's first
+    place in it."""
     import pandas as pd
     from pyspark import TaskContext
 
     context = TaskContext.get()
-    base = (context.partitionId() if context is not None else 0) << _PARTITION_SHIFT
+    partition = context.partitionId() if context is not None else 0
+    base = partition << _PARTITION_SHIFT
     place = 0
     for batch in batches:
         if index is not None:
             batch = batch.set_index(index, drop=False)
         else:
             batch.index = pd.RangeIndex(base + place, base + place + len(batch), name=ROW_ID)
+        where = f"{partition:06d}-{place:010d}"
         place += len(batch)
-        out = run.run(batch, share_of(run.pace, share))
+        out = run.run(batch, share_of(run.pace, share), where)
         out.insert(0, index or ROW_ID, batch.index.to_numpy())
         yield out.reset_index(drop=True)
 

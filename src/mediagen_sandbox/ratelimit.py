@@ -2,6 +2,9 @@
 
 Each key's requests are counted as they meet the bucket, let through or limited, so a test
 can see what several processes of one key sent together (``GET /admin/keys/{id}/requests``).
+A key may have a limit of its own (``PATCH /admin/keys/{id}``), so one test or benchmark can
+throttle its key without slowing every other key of the server (the configured limit is the
+default for the rest). Like the runtime settings, own limits live in memory only.
 """
 
 from __future__ import annotations
@@ -17,11 +20,29 @@ class RateLimiter:
         self._lock = threading.Lock()
         #: key id -> [let through, limited] since the server started (a reset keeps them)
         self._counts: dict[str, list[int]] = {}
+        #: key id -> (rate, burst): a key's own limit, instead of the server's
+        self._own: dict[str, tuple[float, int]] = {}
+
+    def set_own_limit(self, key_id: str, limit: tuple[float, int] | None) -> None:
+        """Give a key a limit of its own ((per second, burst)), or None to take the server's
+        again; the key's bucket starts full under it."""
+        with self._lock:
+            if limit is None:
+                self._own.pop(key_id, None)
+            else:
+                self._own[key_id] = limit
+            self._buckets.pop(key_id, None)
+
+    def own_limit(self, key_id: str) -> tuple[float, int] | None:
+        with self._lock:
+            return self._own.get(key_id)
 
     def take(self, key_id: str, rate: float, burst: int) -> int:
-        """Take one token; return 0 when allowed, else the whole seconds to wait."""
+        """Take one token; return 0 when allowed, else the whole seconds to wait. ``rate``
+        and ``burst``: the server's limit, for a key without one of its own."""
         now = time.monotonic()
         with self._lock:
+            rate, burst = self._own.get(key_id, (rate, burst))
             tokens, last = self._buckets.get(key_id, (float(burst), now))
             tokens = min(float(burst), tokens + (now - last) * rate)
             counts = self._counts.setdefault(key_id, [0, 0])

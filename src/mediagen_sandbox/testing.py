@@ -156,6 +156,27 @@ class AdminClient:
         key = self.create_key(member.id)
         return Tenant(org.id, member.id, key.id, key.api_key)
 
+    def set_key_rate_limit(
+        self, key_id: str, per_second: float | None, burst: int | None = None
+    ) -> Record:
+        """Give one key a rate limit of its own (``None``: the server's again), leaving every
+        other key at the server's."""
+        body: dict[str, Any] = {"rate_limit_per_second": per_second}
+        if burst is not None:
+            body["rate_limit_burst"] = burst
+        return self._call("PATCH", f"/admin/keys/{key_id}", body)
+
+    @contextmanager
+    def key_rate_limited(
+        self, key_id: str, per_second: float, burst: int | None = None
+    ) -> Iterator[Record]:
+        """One key limited for a block (its bucket full at the start), then the server's
+        limit again: a test throttles its own key, not every test's sharing the server."""
+        try:
+            yield self.set_key_rate_limit(key_id, per_second, burst)
+        finally:
+            self.set_key_rate_limit(key_id, None)
+
     def key_requests(self, key_id: str) -> Record:
         """``passed`` and ``limited`` (429): the key's requests that met its rate limit so far,
         from every process that used it."""

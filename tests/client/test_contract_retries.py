@@ -37,7 +37,7 @@ def test_admin_dropped_submits_are_retried_too(sandbox, tenant, client, catalog)
     assert len(reserves_for(sandbox, tenant.org_id, gen.id)) == 1
 
 
-def test_a_429_is_raised_with_retry_after_when_retries_are_off(sandbox, make_client):
+def test_a_429_is_raised_with_retry_after_when_retries_are_off(sandbox, tenant, make_client):
     client = make_client(max_retries=0)
 
     def hammer():
@@ -45,7 +45,7 @@ def test_a_429_is_raised_with_retry_after_when_retries_are_off(sandbox, make_cli
             client.credits.get()
 
     with (
-        sandbox.admin.config_changed(rate_limit_per_second=1, rate_limit_burst=1),
+        sandbox.admin.key_rate_limited(tenant.key_id, 1, burst=1),
         pytest.raises(mediagen.RateLimitError) as caught,
     ):
         hammer()
@@ -59,7 +59,7 @@ def test_a_429_is_raised_with_retry_after_when_retries_are_off(sandbox, make_cli
 def test_a_429_storm_is_survived_and_retry_after_honoured(sandbox, tenant, make_client):
     recorder = Recorder()
     client = make_client(recorder=recorder, max_retries=10)
-    with sandbox.admin.config_changed(rate_limit_per_second=20, rate_limit_burst=5):
+    with sandbox.admin.key_rate_limited(tenant.key_id, 20, burst=5):
         threads = [
             threading.Thread(target=lambda: [client.credits.get() for _ in range(4)])
             for _ in range(4)

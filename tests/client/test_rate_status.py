@@ -17,9 +17,9 @@ def test_a_given_rate_limit_is_the_pace_held(make_client):
     assert client.rate_status().describe() == "5 req/s held"
 
 
-def test_429s_are_counted_and_the_pace_is_learned(make_client, sandbox):
+def test_429s_are_counted_and_the_pace_is_learned(make_client, sandbox, tenant):
     client = make_client()
-    with sandbox.admin.config_changed(rate_limit_per_second=2, rate_limit_burst=1):
+    with sandbox.admin.key_rate_limited(tenant.key_id, 2, burst=1):
         for _ in range(6):
             client.credits.get()
     status = client.rate_status()

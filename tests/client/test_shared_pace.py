@@ -116,7 +116,7 @@ def test_two_processes_told_the_limit_send_it_together_not_each(sandbox, tenant_
 def test_two_processes_learn_the_limit_together_and_pay_each_row_once(sandbox, tenant_factory,
                                                                       tmp_path):  # fmt: skip
     tenant = tenant_factory(balance=10_000)
-    with sandbox.admin.config_changed(rate_limit_per_second=10, rate_limit_burst=2):
+    with sandbox.admin.key_rate_limited(tenant.key_id, 10, burst=2):
         before = sandbox.admin.key_requests(tenant.key_id)
         results = _run_together(sandbox, tenant, tmp_path, 30, "-")
         share, sent = _share_429(sandbox, tenant, before)
@@ -209,7 +209,7 @@ def test_the_key_is_never_in_the_shared_state_only_its_fingerprint(sandbox, tena
     runtime = tmp_path / "runtime"
     monkeypatch.setenv(_pace.ENV_RUNTIME_DIR, str(runtime))
     monkeypatch.setattr("mediagen.client._requests._GATES", {})
-    limited = sandbox.admin.config_changed(rate_limit_per_second=5, rate_limit_burst=1)
+    limited = sandbox.admin.key_rate_limited(tenant.key_id, 5, burst=1)
     made = mediagen.Client(api_key=tenant.api_key, base_url=sandbox.base_url,
                            cache_dir=tmp_path / "cache")  # fmt: skip
     with limited, made as client:

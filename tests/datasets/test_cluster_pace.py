@@ -81,7 +81,7 @@ def test_two_machines_of_a_dask_cluster_divide_the_pace_the_driver_knew(
         Client(cluster) as dask_client,
         mediagen.Client(api_key=tenant.api_key, base_url=sandbox.base_url, rate_limit=limit,
                         cache_dir=tmp_path / "driver") as driver,
-        sandbox.admin.config_changed(rate_limit_per_second=limit, rate_limit_burst=2),
+        sandbox.admin.key_rate_limited(tenant.key_id, limit, burst=2),
     ):  # fmt: skip
         dask_client.wait_for_workers(2)
         before = sandbox.admin.key_requests(tenant.key_id)

@@ -49,7 +49,7 @@ def test_a_dask_cluster_of_two_workers_keeps_together_under_the_limit(
     before_charges = len(charge_entries(sandbox, cluster_tenant))
     told = mediagen.Client(api_key=cluster_tenant.api_key, base_url=sandbox.base_url,
                            rate_limit=LIMIT)  # fmt: skip
-    limited_config = sandbox.admin.config_changed(rate_limit_per_second=LIMIT, rate_limit_burst=2)
+    limited_config = sandbox.admin.key_rate_limited(cluster_tenant.key_id, LIMIT, burst=2)
     with limited_config, told:
         before = sandbox.admin.key_requests(cluster_tenant.key_id)
         result = mediagen.dask.generate(
@@ -121,7 +121,7 @@ def test_spark_local4_tasks_keep_together_under_the_limit(sandbox, cluster_tenan
     )
     rows = 80
     before_charges = len(charge_entries(sandbox, cluster_tenant))
-    with sandbox.admin.config_changed(rate_limit_per_second=LIMIT, rate_limit_burst=2):
+    with sandbox.admin.key_rate_limited(cluster_tenant.key_id, LIMIT, burst=2):
         before = sandbox.admin.key_requests(cluster_tenant.key_id)
         done = subprocess.run(
             [sys.executable, "-c", SPARK_RUN, str(rows), str(LIMIT)], env=env, capture_output=True,

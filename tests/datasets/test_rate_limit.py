@@ -23,7 +23,7 @@ def test_a_429_storm_never_fails_a_row_and_never_charges_twice(make_client, sand
     client = make_client(http_client=http)  # max_retries: the default 3
     frame = pd.DataFrame({"caption": [f"a paper boat, number {i}" for i in range(48)]})
     made = plan(frame, client, model="pixel-1", prompt="{caption}", run_id="storm")
-    with sandbox.admin.config_changed(rate_limit_per_second=8, rate_limit_burst=2):
+    with sandbox.admin.key_rate_limited(tenant.key_id, 8, burst=2):
         out = made.run(concurrency=8)
     http.close()
     assert answers[429] > 0, "the limit was never met: this test proves nothing"

@@ -214,7 +214,7 @@ def test_retry_after_is_waited_out_before_the_next_request(sandbox, keyed, scope
         await feed.stop()
         return feed
 
-    with sandbox.admin.config_changed(rate_limit_per_second=0.5, rate_limit_burst=2):
+    with sandbox.admin.key_rate_limited(keyed.key_id, 0.5, burst=2):
         feed = asyncio.run(main())
     limited = [(t, float(after)) for t, status, after in seen if status == 429 and after]
     assert limited, f"the sandbox never said 429: {[s for _, s, _ in seen]}"

@@ -45,3 +45,32 @@ def test_the_requests_of_a_key_are_counted_let_through_or_limited(sandbox, tenan
     assert statuses.count(429) == 3
     assert after.passed - before.passed == 2
     assert after.limited - before.limited == 3
+
+
+def test_a_key_limited_on_its_own_leaves_every_other_key_at_the_servers_limit(
+    sandbox, tenant, tenant_factory
+):
+    other = tenant_factory()
+    with (
+        sandbox.admin.key_rate_limited(tenant.key_id, 0.1, burst=2) as record,
+        client(sandbox, tenant) as c,
+        client(sandbox, other) as c2,
+    ):
+        assert record["rate_limit_per_second"] == 0.1
+        assert record["rate_limit_burst"] == 2
+        assert [c.get("/v1/credits").status_code for _ in range(3)] == [200, 200, 429]
+        assert all(c2.get("/v1/credits").status_code == 200 for _ in range(10))
+    with client(sandbox, tenant) as c:  # the server's limit again, and a full bucket
+        assert c.get("/v1/credits").status_code == 200
+
+
+def test_a_keys_own_limit_is_checked(sandbox, tenant):
+    admin = httpx.Client(base_url=sandbox.base_url, headers={"X-Admin-Token": sandbox.admin_token})
+    with admin:
+        path = f"/admin/keys/{tenant.key_id}"
+        assert_error(admin.patch(path, json={"rate_limit_per_second": 0}), 422, "validation_error")
+        assert_error(admin.patch(path, json={"rate_limit_burst": 3}), 422, "validation_error")
+        unknown = admin.patch("/admin/keys/key_nope", json={"rate_limit_per_second": 1})
+        assert_error(unknown, 404, "not_found")
+        cleared = admin.patch(path, json={"rate_limit_per_second": None}).json()
+        assert cleared["rate_limit_per_second"] is None

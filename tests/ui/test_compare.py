@@ -30,10 +30,12 @@ def compare_cell(cache: Path, key_file: Path, prompts: list[str], models: list[s
     )
 
 
-def open_grid(lab, tmp_path, tenant_factory, name, prompts=PROMPTS, models=MODELS):
-    """(notebook, grid locator): a notebook whose first cell shows a fresh grid, run."""
+def open_grid(lab, tmp_path, tenant_factory, name, prompts=PROMPTS, models=MODELS, tenant=None):
+    """(notebook, grid locator): a notebook whose first cell shows a fresh grid (of a new
+    tenant's, unless ``tenant`` is given), run."""
     key_file = tmp_path / "key"
-    key_file.write_text(tenant_factory(balance=1000, plan="enterprise").api_key)
+    tenant = tenant or tenant_factory(balance=1000, plan="enterprise")
+    key_file.write_text(tenant.api_key)
     cells = [compare_cell(tmp_path / "cache", key_file, prompts, models)]
     notebook = lab.open(name, cells)
     notebook.run_all()
@@ -165,9 +167,11 @@ def test_cells_held_by_the_key_rate_limit_say_so_in_the_page(
     rate limit (not a frozen cell), then every cell completes and the notes are gone."""
     seen = len(lab.console)
     prompts = ["a held kite [[slow:4]]", "a held boat [[slow:4]]"]
-    with sandbox.admin.config_changed(rate_limit_per_second=1, rate_limit_burst=1):
+    tenant = tenant_factory(balance=1000, plan="enterprise")
+    # the grid's key only: JupyterLab's own key (its Generations panel) keeps the server's
+    with sandbox.admin.key_rate_limited(tenant.key_id, 1, burst=1):
         notebook, grid = open_grid(
-            lab, tmp_path, tenant_factory, "held.ipynb", prompts, ["pixel-1"]
+            lab, tmp_path, tenant_factory, "held.ipynb", prompts, ["pixel-1"], tenant=tenant
         )
         run = grid.get_by_role("button", name="Run", exact=True)
         expect(run).to_be_enabled(timeout=JOB_TIMEOUT)

@@ -369,7 +369,7 @@ def test_cells_held_by_the_rate_limit_say_so_then_finish(make_client, tenant, sa
             lambda change: notes.extend(c.get("rate_note") or "" for c in change["new"]),
             names="cells",
         )
-        with sandbox.admin.config_changed(rate_limit_per_second=1, rate_limit_burst=1):
+        with sandbox.admin.key_rate_limited(tenant.key_id, 1, burst=1):
             grid.run()
             await grid.wait()
         await aclose(client)

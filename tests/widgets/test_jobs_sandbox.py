@@ -386,7 +386,7 @@ def test_a_card_held_by_the_rate_limit_says_so_then_finishes(make_client, tenant
     notes: list[str] = []
 
     async def scenario():
-        with sandbox.admin.config_changed(rate_limit_per_second=1, rate_limit_burst=1):
+        with sandbox.admin.key_rate_limited(tenant.key_id, 1, burst=1):
             card = JobCard(client, gen)
             card.observe(lambda change: notes.append(change["new"]), names="rate_note")
             await until(lambda: card.status == "completed", timeout=40, what="the job's end")

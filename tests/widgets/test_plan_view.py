@@ -180,7 +180,7 @@ def test_the_view_follows_a_run_of_its_plan_row_by_row(make_client, tenant, sand
     lines: list[str] = []
     view.observe(lambda change: lines.append(change["new"]), names="progress")
     assert view.progress == ""
-    with sandbox.admin.config_changed(rate_limit_per_second=2, rate_limit_burst=1):
+    with sandbox.admin.key_rate_limited(tenant.key_id, 2, burst=1):
         out = made.run(concurrency=4, progress=False)
     assert (out["status"] == "completed").all()
     assert lines[0].startswith("1/6 rows: 0 failed"), lines

@@ -68,6 +68,12 @@ class KeyPatch(_Body):
     revoked: bool | None = None
     expires_at: str | None = Field(default=None, description="ISO date-time; null: never.")
     expire_now: bool | None = None
+    rate_limit_per_second: float | None = Field(
+        default=None, gt=0, description="This key's own limit; null: the server's again."
+    )
+    rate_limit_burst: int | None = Field(
+        default=None, ge=1, description="This key's own burst (default: its per-second rate)."
+    )
 
 
 class ConfigPatch(_Body):
@@ -217,10 +223,11 @@ async def create_key(member_id: str, body: KeyCreate, ctx: AdminDep):
     return json_response(_key_json(accounts.key(ctx.store, key_id), api_key))
 
 
-@router.patch("/keys/{key_id}", summary="Revoke or expire a key")
+@router.patch("/keys/{key_id}", summary="Revoke or expire a key, or give it a rate limit")
 async def patch_key(key_id: str, body: KeyPatch, ctx: AdminDep):
     if accounts.key(ctx.store, key_id) is None:
         raise not_found(f"Key {key_id} not found.")
+    _set_own_limit(ctx, key_id, body)
     with ctx.store.write() as conn:
         if body.revoked is not None:
             revoked_at = iso(utcnow()) if body.revoked else None
@@ -232,7 +239,24 @@ async def patch_key(key_id: str, body: KeyPatch, ctx: AdminDep):
                 _iso_or_422(body.expires_at, ["body", "expires_at"]) if body.expires_at else None
             )
             accounts.set_key_expires_at(conn, key_id, expires)
-    return json_response(_key_json(accounts.key(ctx.store, key_id)))
+    own = ctx.limiter.own_limit(key_id)
+    return json_response(
+        {
+            **_key_json(accounts.key(ctx.store, key_id)),
+            "rate_limit_per_second": own[0] if own else None,
+            "rate_limit_burst": own[1] if own else None,
+        }
+    )
+
+
+def _set_own_limit(ctx: SandboxContext, key_id: str, body: KeyPatch) -> None:
+    """A key's own rate limit, when the patch names one (``null`` per second: the server's)."""
+    if "rate_limit_per_second" in body.model_fields_set:
+        rate = body.rate_limit_per_second
+        burst = body.rate_limit_burst or (max(1, int(rate)) if rate is not None else None)
+        ctx.limiter.set_own_limit(key_id, None if rate is None else (rate, burst or 1))
+    elif body.rate_limit_burst is not None:
+        raise field_error(["body", "rate_limit_burst"], "set with rate_limit_per_second", "missing")
 
 
 @router.get("/keys/{key_id}/requests", summary="How many requests of a key met its rate limit")

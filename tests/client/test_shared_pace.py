@@ -242,3 +242,71 @@ def test_a_runtime_directory_others_can_write_to_is_not_used(tmp_path, monkeypat
     assert _pace.pace_store("http://svc", "key_abc").shared
     monkeypatch.setenv(_pace.ENV_SHARED, "0")
     assert not _pace.pace_store("http://svc", "key_abc").shared
+
+
+def test_the_generations_panel_beside_a_table_run_keeps_the_key_under_its_limit(
+    sandbox, tenant_factory, tmp_path, monkeypatch
+):
+    """JupyterLab's poller, with the Generations panel open, and a table run in a kernel's
+    process use one key: they share the machine's pace for it, so the service sees one
+    client of the key, not two hammering it; the panel still follows the table's jobs."""
+    import asyncio
+
+    import httpx
+
+    from mediagen.jupyter_server._feed import Feed, RealClock
+
+    tenant = tenant_factory(balance=10_000)
+    runtime = tmp_path / "runtime"
+    monkeypatch.setenv(_pace.ENV_RUNTIME_DIR, str(runtime))
+    monkeypatch.setenv("MEDIAGEN_API_KEY", tenant.api_key)
+    monkeypatch.setenv("MEDIAGEN_BASE_URL", sandbox.base_url)
+    monkeypatch.setattr("mediagen.client._requests._GATES", {})
+
+    panel_answers: Counter[int] = Counter()
+
+    async def count(response: httpx.Response) -> None:
+        panel_answers[response.status_code] += 1
+
+    def client_of_the_server(http: httpx.AsyncClient) -> mediagen.AsyncClient:
+        http.event_hooks["response"].append(count)
+        return mediagen.AsyncClient(http_client=http, journal=False)  # as JupyterLab's
+
+    async def side_by_side() -> tuple[Feed, dict, str]:
+        feed = Feed(client_of_the_server, clock=RealClock())  # the panel's own intervals
+        table = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", TABLE_RUN, "30", "-", "beside", str(tmp_path / "cache"),
+            env=_env(sandbox, tenant, runtime), stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )  # fmt: skip
+        answered = asyncio.ensure_future(table.communicate())
+        while not answered.done():
+            feed.subscribe("page", "all")  # the page's long-poll keeps the panel live
+            await asyncio.wait({answered}, timeout=0.5)
+        await feed.stop()
+        out, err = answered.result()
+        assert table.returncode == 0, err.decode()[-2000:]
+        return feed, json.loads(out.decode().strip().splitlines()[-1]), err.decode()
+
+    with sandbox.admin.key_rate_limited(tenant.key_id, 8, burst=2):
+        before = sandbox.admin.key_requests(tenant.key_id)
+        feed, result, _ = asyncio.run(side_by_side())
+        share, sent = _share_429(sandbox, tenant, before)
+    assert result["completed"] == 30
+    assert result["shared"], "the table run did not join the machine's pace"
+    followed = [g for g in feed.generations.values() if g.prompt.endswith(" of beside")]
+    assert followed, "the panel did not follow the table's jobs"
+    # one budget: the panel's requests were decided in the very file the table's process used
+    from mediagen.client._requests import _GATES
+
+    panel_files = {getattr(gate.store, "path", None) for gate in _GATES.values()}
+    table_files = set(runtime.rglob("pace-*"))
+    assert len(table_files) == 1, table_files
+    assert panel_files == table_files, "the panel kept a budget of its own"
+    assert panel_answers[200] >= 3, "the panel sent (almost) nothing: proves nothing"
+    assert share <= 0.15, f"{share:.1%} of {sent} requests were 429s"
+    charges = Counter(
+        e["generation_id"] for e in sandbox.admin.ledger(tenant.org_id)["entries"]
+        if e["kind"] == "charge"
+    )  # fmt: skip
+    assert sorted(charges.values()) == [1] * 30

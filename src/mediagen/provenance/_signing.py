@@ -4,6 +4,11 @@ or a callback given in code for keys that never leave a KMS or HSM.
 The key file is read when a signer is made and handed straight to c2pa: no mediagen object
 keeps its bytes, so no repr, log or error can show them. ES256 is the one algorithm offered:
 it is what C2PA's trust lists expect of a P-256 certificate.
+
+Making a signer reads and parses the chain and key, and a c2pa ``Context`` parses its settings:
+both are made once and shared by every save (c2pa guards them for use from several threads).
+A signer is made again when its chain or key file changes on disk (a renewed certificate), which
+its files' modification times and sizes show.
 """
 
 from __future__ import annotations
@@ -38,6 +43,14 @@ class SignerConfig:
 _lock = threading.Lock()
 _configured: SignerConfig | None = None
 _cache: dict[Any, Any] = {}
+_context: Any = None
+
+# A thumbnail of a generated image is nearly the image again (twice the file, ten times the
+# time); reading the file back after signing checks c2pa's own work, which its tests do.
+SETTINGS = {
+    "builder": {"thumbnail": {"enabled": False}},
+    "verify": {"verify_after_sign": False},
+}
 
 
 def configure(
@@ -79,11 +92,39 @@ def current_signer() -> Any:
     config = _configured or _from_environment()
     if config is None:
         return None
+    key = (config, _stamps(config))
     with _lock:
-        found = _cache.get(config)
+        found = _cache.get(key)
         if found is None:
-            found = _cache[config] = _make(config)
+            _cache.clear()  # one configuration at a time: a replaced signer is not kept
+            found = _cache[key] = _make(config)
         return found
+
+
+def signing_context() -> Any:
+    """The c2pa ``Context`` every manifest is built in (``SETTINGS``), made once."""
+    global _context
+    with _lock:
+        if _context is None:
+            import c2pa
+
+            _context = c2pa.Context.from_dict(SETTINGS)
+        return _context
+
+
+def _stamps(config: SignerConfig) -> tuple[tuple[int, int] | None, ...]:
+    """When and how large the chain and key files are now: a signer made before either changed
+    is stale (a missing file leaves the error to ``_make``)."""
+    files = [f for f in (config.certificate_chain, config.key_path) if isinstance(f, Path)]
+    stamps = []
+    for file in files:
+        try:
+            stat = file.stat()
+        except OSError:
+            stamps.append(None)
+        else:
+            stamps.append((stat.st_mtime_ns, stat.st_size))
+    return tuple(stamps)
 
 
 def _make(config: SignerConfig) -> Any:

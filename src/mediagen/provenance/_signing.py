@@ -42,7 +42,10 @@ class SignerConfig:
 
 _lock = threading.Lock()
 _configured: SignerConfig | None = None
-_cache: dict[Any, Any] = {}
+# the signers made, by configuration: configuring the same files again (a notebook cell run
+# again) signs with the signer made for them, as long as the files are unchanged
+_cache: dict[SignerConfig, tuple[tuple[tuple[int, int] | None, ...], Any]] = {}
+_KEPT = 8
 _context: Any = None
 
 # A thumbnail of a generated image is nearly the image again (twice the file, ten times the
@@ -76,7 +79,6 @@ def configure(
         config = SignerConfig(chain, Path(key) if key is not None else None, sign)
     with _lock:
         _configured = config
-        _cache.clear()
 
 
 def _from_environment() -> SignerConfig | None:
@@ -92,13 +94,15 @@ def current_signer() -> Any:
     config = _configured or _from_environment()
     if config is None:
         return None
-    key = (config, _stamps(config))
+    stamps = _stamps(config)
     with _lock:
-        found = _cache.get(key)
-        if found is None:
-            _cache.clear()  # one configuration at a time: a replaced signer is not kept
-            found = _cache[key] = _make(config)
-        return found
+        made, signer = _cache.get(config, (None, None))
+        if signer is None or made != stamps:
+            if len(_cache) >= _KEPT:
+                _cache.clear()
+            signer = _make(config)
+            _cache[config] = (stamps, signer)
+        return signer
 
 
 def signing_context() -> Any:

@@ -163,8 +163,9 @@ def _sign(
     """``source`` signed: (its SHA-256, None); or (None, why not) when c2pa cannot sign it
     (a format it does not know), the file as it was."""
     signed = None
+    size = source.stat().st_size
     try:
-        if source.stat().st_size > IN_MEMORY:
+        if size > IN_MEMORY:
             embed_file(source, record, signer, mime, path.name)
         else:
             signed = embed(source.read_bytes(), record, signer, mime, path.name)
@@ -174,19 +175,26 @@ def _sign(
         return None, reason
     if signed is None:
         return file_sha256(source), None
-    _rewrite(source, signed, in_place=source != path)
+    if source == path:
+        _replace(path, signed)
+    else:
+        _overwrite(source, signed, size)
     return hashlib.sha256(signed).hexdigest(), None
 
 
-def _rewrite(path: Path, data: bytes, *, in_place: bool) -> None:
-    """``path`` holding ``data``. A staged file is private to its save and overwritten where
-    it is: it reuses its blocks, where a new file and a rename cost as much as the signing. A
-    file others may read is replaced by a rename, so it is never seen half written."""
-    if in_place:
-        with open(path, "r+b") as handle:
-            handle.write(data)
+def _overwrite(staged: Path, data: bytes, size: int) -> None:
+    """``staged`` (private to its save) holding ``data``, written where it is: it keeps its
+    blocks, where a new file and a rename would cost a good part of the signing. A manifest
+    only adds bytes, so the file is cut short only when ``data`` is shorter."""
+    with open(staged, "r+b") as handle:
+        handle.write(data)
+        if len(data) < size:
             handle.truncate()
-        return
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """``path``, which others may read, replaced by ``data`` with a rename: never seen half
+    written."""
     temp = path.with_name(f".{path.name}.{os.getpid()}.c2pa.tmp")
     try:
         temp.write_bytes(data)

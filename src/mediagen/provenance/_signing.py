@@ -44,7 +44,8 @@ _lock = threading.Lock()
 _configured: SignerConfig | None = None
 # the signers made, by configuration: configuring the same files again (a notebook cell run
 # again) signs with the signer made for them, as long as the files are unchanged
-_cache: dict[SignerConfig, tuple[tuple[tuple[int, int] | None, ...], Any]] = {}
+_Stamp = tuple[int, int] | None
+_cache: dict[SignerConfig, tuple[tuple[_Stamp, ...], Any]] = {}
 _KEPT = 8
 _context: Any = None
 
@@ -116,19 +117,19 @@ def signing_context() -> Any:
         return _context
 
 
-def _stamps(config: SignerConfig) -> tuple[tuple[int, int] | None, ...]:
+def _stamps(config: SignerConfig) -> tuple[_Stamp, ...]:
     """When and how large the chain and key files are now: a signer made before either changed
-    is stale (a missing file leaves the error to ``_make``)."""
-    files = [f for f in (config.certificate_chain, config.key_path) if isinstance(f, Path)]
-    stamps = []
-    for file in files:
-        try:
-            stat = file.stat()
-        except OSError:
-            stamps.append(None)
-        else:
-            stamps.append((stat.st_mtime_ns, stat.st_size))
-    return tuple(stamps)
+    is stale."""
+    files = (config.certificate_chain, config.key_path)
+    return tuple(_stamp(file) for file in files if isinstance(file, Path))
+
+
+def _stamp(file: Path) -> _Stamp:
+    try:
+        stat = file.stat()
+    except OSError:  # a missing file: making the signer says so
+        return None
+    return (stat.st_mtime_ns, stat.st_size)
 
 
 def _make(config: SignerConfig) -> Any:

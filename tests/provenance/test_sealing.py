@@ -5,13 +5,15 @@ leaves nothing behind."""
 from __future__ import annotations
 
 import os
+import struct
+import zlib
 
 import pytest
 from provenance_helpers import example
 
 import mediagen as mg
 from mediagen import provenance
-from mediagen.provenance import _seal
+from mediagen.provenance import _seal, _signing
 from mediagen.provenance._sidecar import read_sidecar
 
 
@@ -57,3 +59,38 @@ def test_a_signed_download_that_cannot_be_written_fails_and_leaves_nothing(
     with signed_by(pki["chain.pem"], pki["leaf.key"]), pytest.raises(OSError):
         _done(client, catalog)  # waiting downloads the output into the cache
     assert list(client._cache.outputs.iterdir()) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_child_signs_with_a_signer_and_context_of_its_own(pki, tmp_path):
+    """A process pool forked after the parent signed (a table run's workers) signs too."""
+    provenance.configure(certificate_chain=pki["chain.pem"], key=pki["leaf.key"])
+    parents = (provenance.current_signer(), _signing.signing_context())
+    image = tmp_path / "pixel.png"
+    image.write_bytes(_png())
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only when it signed with objects of its own
+        code = 1
+        try:
+            ours = (provenance.current_signer(), _signing.signing_context())
+            provenance.seal(image, {"generation_id": "g"}, "image/png")
+            fresh = ours[0] is not parents[0] and ours[1] is not parents[1]
+            if fresh and read_sidecar(image)["signed"]:
+                code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert mg.verify(image, trust_anchors=pki["root.pem"]).status == "valid"
+
+
+def _png() -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    pixels = zlib.compress(b"\0\0\0\0")
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+    )

@@ -6,9 +6,10 @@ keeps its bytes, so no repr, log or error can show them. ES256 is the one algori
 it is what C2PA's trust lists expect of a P-256 certificate.
 
 Making a signer reads and parses the chain and key, and a c2pa ``Context`` parses its settings:
-both are made once and shared by every save (c2pa guards them for use from several threads).
-A signer is made again when its chain or key file changes on disk (a renewed certificate), which
-its files' modification times and sizes show.
+both are made once and shared by every save (c2pa guards them for use from several threads),
+and again in a forked child, where c2pa refuses its parent's. A signer is made again when its
+chain or key file changes on disk (a renewed certificate), which its files' modification times
+and sizes show.
 """
 
 from __future__ import annotations
@@ -115,6 +116,20 @@ def signing_context() -> Any:
 
             _context = c2pa.Context.from_dict(SETTINGS)
         return _context
+
+
+def _forget_in_child() -> None:
+    """A forked child makes its own signers and Context: c2pa refuses, as closed, an object
+    made before the fork (its native locks may be held by threads the child does not have),
+    and so may this module's lock be."""
+    global _lock, _context
+    _lock = threading.Lock()
+    _cache.clear()
+    _context = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def _stamps(config: SignerConfig) -> tuple[_Stamp, ...]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import json
 import logging
-import os
 import socket
 import threading
 from collections.abc import Callable, Generator, Iterator
@@ -114,11 +113,7 @@ def download_output(
     final = cache.path_for(output)
     if not is_kept(final):
         yield Blocking(make_directory, (final.parent,))
-        if output.b64_json:
-            yield Blocking(write_atomic, (final, base64.b64decode(output.b64_json)))
-        else:
-            yield from _fetch_into(client, output, final, deadline)
-        yield Blocking(seal_output, (output, final))
+        yield from _sealed_download(client, output, final, deadline)
     if target is None:
         return final
     dest = destination(output, final, target)
@@ -127,10 +122,11 @@ def download_output(
     return copied
 
 
-def seal_output(output: GenerationOutput[Any], path: Path) -> Path:
+def seal_output(output: GenerationOutput[Any], path: Path, staged: Path | None = None) -> Path:
     """``path`` given its content credentials (see :mod:`mediagen.provenance`). A copy of a
     sealed cache file already carries the embedded manifest: it gets the cache file's sidecar,
-    which ``seal`` then finds matching and leaves as it is."""
+    which ``seal`` then finds matching and leaves as it is. ``staged``: a download of the
+    output not yet at ``path``, sealed where it is and renamed there."""
     from mediagen.provenance import build_record, seal
     from mediagen.provenance._sidecar import read_sidecar, write_sidecar
 
@@ -141,8 +137,8 @@ def seal_output(output: GenerationOutput[Any], path: Path) -> Path:
         if known is not None:
             write_sidecar(path, known)
     sent = client._noted_request(output.generation_id) if client is not None else None
-    record = build_record(output, path, output.generation, sent)
-    return seal(path, record, output.content_type)
+    record = build_record(output, staged or path, output.generation, sent)
+    return seal(path, record, output.content_type, staged)
 
 
 def save_output(
@@ -163,17 +159,31 @@ def save_output(
         copied = yield Blocking(copy_atomic, (cached, dest))
         return (yield Blocking(seal_output, (output, copied)))
     yield Blocking(make_directory, (dest.parent,))
+    return (yield from _sealed_download(client, output, dest, deadline))
+
+
+def _sealed_download(
+    client: ClientCore, output: GenerationOutput, final: Path, deadline: float | None
+) -> Flow[Path]:
+    """Flow: the output at ``final`` with its content credentials. A download is sealed in its
+    temporary file and then renamed into place, so a signed file is written once and ``final``
+    never holds it unsigned."""
     if output.b64_json:
-        yield Blocking(write_atomic, (dest, base64.b64decode(output.b64_json)))
-    else:
-        yield from _fetch_into(client, output, dest, deadline)
-    return (yield Blocking(seal_output, (output, dest)))
+        yield Blocking(write_atomic, (final, base64.b64decode(output.b64_json)))
+        return (yield Blocking(seal_output, (output, final)))
+    staged = yield from _fetch_into(client, output, final, deadline)
+    try:
+        return (yield Blocking(seal_output, (output, final, staged)))
+    except BaseException:
+        yield Blocking(_unlink, (staged,))
+        raise
 
 
 def _fetch_into(
     client: ClientCore, output: GenerationOutput, final: Path, deadline: float | None
 ) -> Flow[Path]:
-    """Flow: the output downloaded to ``final`` by ``deadline``; without one, within the
+    """Flow: the output downloaded beside ``final`` by ``deadline`` and checked; the temporary
+    file it is in, for the caller to rename to ``final``. Without a deadline, within the
     client's ``timeout``, so a server that trickles bytes (each read in time, the whole never)
     cannot hold a call, a table run or a server's handler for ever."""
     if deadline is None:
@@ -207,8 +217,7 @@ def _fetch_into(
         except DownloadError:
             yield Blocking(_unlink, (temp,))
             raise
-        yield Blocking(os.replace, (temp, final))
-        return final
+        return temp
 
 
 def save_generation(

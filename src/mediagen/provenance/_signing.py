@@ -4,6 +4,12 @@ or a callback given in code for keys that never leave a KMS or HSM.
 The key file is read when a signer is made and handed straight to c2pa: no mediagen object
 keeps its bytes, so no repr, log or error can show them. ES256 is the one algorithm offered:
 it is what C2PA's trust lists expect of a P-256 certificate.
+
+Making a signer reads and parses the chain and key, and a c2pa ``Context`` parses its settings:
+both are made once and shared by every save (c2pa guards them for use from several threads),
+and again in a forked child, where c2pa refuses its parent's. A signer is made again when its
+chain or key file changes on disk (a renewed certificate), which its files' modification times
+and sizes show.
 """
 
 from __future__ import annotations
@@ -37,7 +43,19 @@ class SignerConfig:
 
 _lock = threading.Lock()
 _configured: SignerConfig | None = None
-_cache: dict[Any, Any] = {}
+# the signers made, by configuration: configuring the same files again (a notebook cell run
+# again) signs with the signer made for them, as long as the files are unchanged
+_Stamp = tuple[int, int] | None
+_cache: dict[SignerConfig, tuple[tuple[_Stamp, ...], Any]] = {}
+_KEPT = 8
+_context: Any = None
+
+# A thumbnail of a generated image is nearly the image again (twice the file, ten times the
+# time); reading the file back after signing checks c2pa's own work, which its tests do.
+SETTINGS = {
+    "builder": {"thumbnail": {"enabled": False}},
+    "verify": {"verify_after_sign": False},
+}
 
 
 def configure(
@@ -63,7 +81,6 @@ def configure(
         config = SignerConfig(chain, Path(key) if key is not None else None, sign)
     with _lock:
         _configured = config
-        _cache.clear()
 
 
 def _from_environment() -> SignerConfig | None:
@@ -79,11 +96,55 @@ def current_signer() -> Any:
     config = _configured or _from_environment()
     if config is None:
         return None
+    stamps = _stamps(config)
     with _lock:
-        found = _cache.get(config)
-        if found is None:
-            found = _cache[config] = _make(config)
-        return found
+        made, signer = _cache.get(config, (None, None))
+        if signer is None or made != stamps:
+            if len(_cache) >= _KEPT:
+                _cache.clear()
+            signer = _make(config)
+            _cache[config] = (stamps, signer)
+        return signer
+
+
+def signing_context() -> Any:
+    """The c2pa ``Context`` every manifest is built in (``SETTINGS``), made once."""
+    global _context
+    with _lock:
+        if _context is None:
+            import c2pa
+
+            _context = c2pa.Context.from_dict(SETTINGS)
+        return _context
+
+
+def _forget_in_child() -> None:
+    """A forked child makes its own signers and Context: c2pa refuses, as closed, an object
+    made before the fork (its native locks may be held by threads the child does not have),
+    and so may this module's lock be."""
+    global _lock, _context
+    _lock = threading.Lock()
+    _cache.clear()
+    _context = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
+
+
+def _stamps(config: SignerConfig) -> tuple[_Stamp, ...]:
+    """When and how large the chain and key files are now: a signer made before either changed
+    is stale."""
+    files = (config.certificate_chain, config.key_path)
+    return tuple(_stamp(file) for file in files if isinstance(file, Path))
+
+
+def _stamp(file: Path) -> _Stamp:
+    try:
+        stat = file.stat()
+    except OSError:  # a missing file: making the signer says so
+        return None
+    return (stat.st_mtime_ns, stat.st_size)
 
 
 def _make(config: SignerConfig) -> Any:

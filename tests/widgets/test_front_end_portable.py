@@ -27,7 +27,7 @@ FRONT_END_ONLY = {
         r"""^\s*import\s[^;]*?from\s+["'](?!\./)""", re.MULTILINE
     ),
     # Jupyter's Backbone model splits "change:a change:b"; anywidget's API (marimo's model)
-    # takes one event: subscribe through shared.js's listen()
+    # takes one event: subscribe through shared.ts's listen()
     "several events in one model.on/off (Backbone only)": re.compile(
         r"""\bmodel\.(?:on|off)\(\s*["'`][^"'`]*\s"""
     ),

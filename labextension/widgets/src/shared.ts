@@ -107,8 +107,11 @@ export function styled(module: ViewModule): ViewModule {
   };
 }
 
-/** What h() takes as children: nodes, text, numbers, and nothing (skipped), nested in lists. */
-export type Child = Node | string | number | null | undefined | false | Child[];
+/** One child for h(): a node, text or a number; null, undefined and false are skipped. */
+export type Leaf = Node | string | number | null | undefined | false;
+
+/** What h() takes as children: leaves, or lists of them (one level, spread in place). */
+export type Child = Leaf | Leaf[];
 
 /** Attributes for h(): `on*` functions become listeners, `dataset` fills data-*, `true` is a
  * bare attribute and null, undefined or false leave the attribute out. */
@@ -133,7 +136,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(
       node.setAttribute(name, String(value));
     }
   }
-  for (const child of (children as unknown[]).flat(Infinity) as Child[]) {
+  for (const child of children.flat()) {
     if (child === undefined || child === null || child === false) continue;
     node.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }

@@ -1,7 +1,11 @@
 module.exports = {
   root: true,
   parser: '@typescript-eslint/parser',
-  parserOptions: { project: ['tsconfig.json', 'tsconfig.test.json'], sourceType: 'module', tsconfigRootDir: __dirname },
+  parserOptions: {
+    project: ['tsconfig.json', 'tsconfig.test.json', 'widgets/tsconfig.json'],
+    sourceType: 'module',
+    tsconfigRootDir: __dirname
+  },
   plugins: ['@typescript-eslint'],
   extends: ['eslint:recommended', 'plugin:@typescript-eslint/recommended', 'prettier'],
   rules: {
@@ -10,5 +14,13 @@ module.exports = {
     eqeqeq: 'error',
     'no-console': 'error'
   },
-  ignorePatterns: ['lib/', 'node_modules/', '*.js']
+  overrides: [
+    {
+      // The widgets' views: `x == null` is how they test "no value from the kernel" (null or
+      // undefined alike).
+      files: ['widgets/**/*.ts'],
+      rules: { eqeqeq: ['error', 'smart'] }
+    }
+  ],
+  ignorePatterns: ['lib/', 'node_modules/', '*.js', '*.mjs']
 };

@@ -3,12 +3,15 @@ element, standard browser APIs), so it runs in JupyterLab, Notebook 7, VS Code a
 
 JupyterLab-only globals (``window.jupyterapp``, Lumino widgets, ``@jupyterlab/*`` modules) or
 the classic notebook's AMD loader (``require``/``define``, ``Jupyter.notebook``) would work in
-one front end and break silently in the others.
+one front end and break silently in the others. The check reads the modules anywidget loads:
+each view bundled from ``labextension/widgets/src/views/<view>.ts`` by the package build.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -24,12 +27,21 @@ FRONT_END_ONLY = {
         r"""^\s*import\s[^;]*?from\s+["'](?!\./)""", re.MULTILINE
     ),
     # Jupyter's Backbone model splits "change:a change:b"; anywidget's API (marimo's model)
-    # takes one event: subscribe through shared.js's listen()
+    # takes one event: subscribe through shared.ts's listen()
     "several events in one model.on/off (Backbone only)": re.compile(
         r"""\bmodel\.(?:on|off)\(\s*["'`][^"'`]*\s"""
     ),
 }
-MODULES = sorted(p.name for p in _assets.STATIC.glob("*.js"))
+#: Each view's module, named from the sources the build bundles (one module per view).
+VIEWS = Path(__file__).resolve().parents[2] / "labextension" / "widgets" / "src" / "views"
+MODULES = sorted(f"{p.stem}.js" for p in VIEWS.glob("*.ts"))
+#: A bundled module's default export, as esbuild writes it (or as written by hand).
+DEFAULT_EXPORT = re.compile(r"export\s+default\b|export\s*\{[^}]*\bas\s+default\b")
+
+
+def test_every_view_is_built_and_nothing_else_is_shipped_as_a_module():
+    assert "studio.js" in MODULES
+    assert sorted(p.name for p in _assets.STATIC.glob("*.js")) == MODULES
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -37,8 +49,8 @@ def test_widget_modules_need_nothing_front_end_specific(name):
     source = _assets.esm(name)
     found = [what for what, pattern in FRONT_END_ONLY.items() if pattern.search(source)]
     assert found == []
-    if name != "shared.js":
-        assert "export default" in source
+    assert DEFAULT_EXPORT.search(source)
+    assert not re.search(r"""^\s*import\s""", source, re.MULTILINE), "one self-contained file"
 
 
 def test_the_check_catches_a_lab_only_global():
@@ -54,29 +66,33 @@ def test_the_check_catches_a_lab_only_global():
     assert not FRONT_END_ONLY["several events in one model.on/off (Backbone only)"].search(one)
 
 
-def test_the_shared_stylesheet_comes_once_with_shared_js_not_with_each_widget_class():
-    import json
-
+def test_the_shared_stylesheet_comes_once_with_each_view_module_not_with_its_widget_class():
     from mediagen.widgets._base import MediagenWidget
 
     sheet = _assets.SHARED_CSS.read_text(encoding="utf-8")
+    digest = json.dumps(_assets.shared_css_hash())
+    # a line of the sheet only it holds: the sheet itself is in the module (as a JS string)
+    marker = next(line for line in sheet.splitlines() if line.startswith(".mg-root {"))
     classes = {c for c in _subclasses(MediagenWidget) if c.__dict__.get("_module")}
-    assert len(classes) == len(MODULES) - 1  # all but shared.js
+    assert sorted(c._module for c in classes) == MODULES
     for cls in classes:
         own = getattr(cls, "_css", None) or ""
         assert sheet not in own, f"{cls.__name__} sends mediagen.css as its own _css"
-        assert _assets.esm(cls._module).count(json.dumps(sheet)) == 1, cls.__name__
+        module = _assets.esm(cls._module)
+        # the build put in today's sheet (an older one would carry another digest), once
+        assert module.count(digest) == 1, f"{cls._module} is not built from this mediagen.css"
+        assert module.count(marker) == 1, cls.__name__
 
 
 def _subclasses(cls: type) -> set[type]:
     import importlib
 
-    for module in _assets.STATIC.glob("*.js"):  # each view's module defines its widget class
+    for module in MODULES:  # each view's module defines its widget class
+        stem = module.removesuffix(".js")
         name = {"compare": "_compare", "spend": "spend_dashboard", "studio": "_studio"}.get(
-            module.stem, module.stem
+            stem, stem
         )
-        if name != "shared":
-            importlib.import_module(f"mediagen.widgets.{name}")
+        importlib.import_module(f"mediagen.widgets.{name}")
     found = set(cls.__subclasses__())
     for sub in list(found):
         found |= _subclasses(sub)

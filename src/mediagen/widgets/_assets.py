@@ -1,15 +1,16 @@
-"""Front-end code shipped as real files in ``widgets/static``, joined for anywidget.
+"""The widgets' front-end files in ``widgets/static``, as anywidget takes them.
 
-Each view is a real ES module (``player.js``, ``gallery.js``...) that imports its helpers
-from ``./shared.js``. anywidget loads a widget's ``_esm`` from a Blob URL, where relative
-imports cannot resolve, so :func:`esm` inlines the relative imports once, at class
-definition: a bundler's one job, done in a few lines and without a build step.
+Each view is an ES module (``player.js``, ``gallery.js``...) bundled from TypeScript
+(``labextension/widgets/``) by the package build, one self-contained file per view: anywidget
+loads a widget's ``_esm`` from a Blob URL (or, in marimo, a ``data:`` URL), where no relative
+import could resolve. The build runs on ``pip install`` and ``python -m build``; the modules are
+not in git.
 
-The one shared stylesheet (``mediagen.css``) so they all look alike is written into
-``shared.js``, which puts it in the page once: as each widget's ``_css`` it would be a copy per
-widget class, and anywidget rewrites a class's ``<style>`` (restyling the whole page) every
-time one of its widgets is created. Other widgets in the package (and the spend dashboard)
-can reuse its ``mg-*`` classes; ``_css`` carries only a widget's own sheets.
+The one shared stylesheet (``mediagen.css``, so they all look alike) is built into every view's
+module with its hash, and that module puts it in the page once: as each widget's ``_css`` it
+would be a copy per widget class, and anywidget rewrites a class's ``<style>`` (restyling the
+whole page) every time one of its widgets is created. Other widgets in the package (and the
+spend dashboard) can reuse its ``mg-*`` classes; ``_css`` carries only a widget's own sheets.
 """
 
 from __future__ import annotations
@@ -17,50 +18,23 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
-import json
-import re
 from pathlib import Path
 
 STATIC = Path(__file__).with_name("static")
 SHARED_CSS = STATIC / "mediagen.css"
 
-_RELATIVE_IMPORT = re.compile(
-    r"""^import\s+\{[^}]*\}\s+from\s+["']\./(?P<name>[\w.-]+\.js)["'];?\s*$""", re.MULTILINE
-)
-
 
 @functools.cache
 def esm(name: str) -> str:
-    """The module ``static/<name>`` with its ``./x.js`` imports inlined (each file once)."""
-    return _inline(name, seen=set())
-
-
-def _inline(name: str, seen: set[str]) -> str:
-    seen.add(name)
-    source = (STATIC / name).read_text(encoding="utf-8")
-    if name == "shared.js":
-        source = _with_shared_css(source)
-
-    def replace(match: re.Match[str]) -> str:
-        dependency = match.group("name")
-        if dependency in seen:
-            return f"/* {dependency}: already inlined */"
-        inlined = _inline(dependency, seen)
-        return f"/* --- {dependency} --- */\n{inlined}\n/* --- end {dependency} --- */"
-
-    return _RELATIVE_IMPORT.sub(replace, source)
-
-
-def _with_shared_css(source: str) -> str:
-    """``shared.js`` with ``mediagen.css`` and its hash in its two empty constants."""
-    sheet = SHARED_CSS.read_text(encoding="utf-8")
-    digest = hashlib.sha256(sheet.encode()).hexdigest()[:16]
-    for constant, value in (("SHARED_CSS", sheet), ("SHARED_CSS_HASH", digest)):
-        empty = f'const {constant} = "";'
-        if empty not in source:
-            raise RuntimeError(f"shared.js has lost its line {empty!r}")
-        source = source.replace(empty, f"const {constant} = {json.dumps(value)};", 1)
-    return source
+    """The bundled module ``static/<name>`` (a view's ES module, helpers and sheet included)."""
+    path = STATIC / name
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"{path} is not built: it is bundled from labextension/widgets by `pip install -e .`"
+            " (or `jlpm build:widgets` in labextension/)"
+        ) from None
 
 
 @functools.cache
@@ -72,5 +46,11 @@ def esm_data_url(name: str) -> str:
 
 @functools.cache
 def css(*names: str) -> str:
-    """A widget's own sheets (the shared one comes with ``shared.js``)."""
+    """A widget's own sheets (the shared one comes with each view's module)."""
     return "\n".join((STATIC / n).read_text(encoding="utf-8") for n in names)
+
+
+def shared_css_hash() -> str:
+    """The digest a view's module carries of the ``mediagen.css`` built into it (the first 16
+    hex digits of its SHA-256): the page keeps one copy of the sheet per digest."""
+    return hashlib.sha256(SHARED_CSS.read_bytes()).hexdigest()[:16]

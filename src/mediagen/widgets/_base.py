@@ -1,8 +1,9 @@
 """Base pieces every mediagen widget is built from (reusable by other widgets in the package).
 
-- :class:`MediagenWidget`: an ``anywidget.AnyWidget`` whose front end is a file in
-  ``static/`` (``_module = "player.js"``), styled by the shared ``mediagen.css`` that
-  ``shared.js`` puts in the page once, and by its own ``_stylesheets`` if it has any.
+- :class:`MediagenWidget`: an ``anywidget.AnyWidget`` whose front end is a module in
+  ``static/`` (``_module = "player.js"``, bundled from ``labextension/widgets/src/views/``),
+  styled by the shared ``mediagen.css`` that every module puts in the page once, and by its
+  own ``_stylesheets`` if it has any.
 - :class:`ReportsErrors`: an ``error`` trait and :meth:`ReportsErrors.report` so a failing
   callback or background task shows its message in the widget instead of vanishing in a log.
 
@@ -97,9 +98,9 @@ def _in_marimo() -> bool:
 
 class EchoedToPage(traitlets.HasTraits):
     """Trait class for widgets whose page tells the kernel when a value a notebook cell may
-    read reached it (``echo`` in shared.js): marimo re-runs the cells reading a widget only on
-    changes a page makes, so a value the kernel set (a winner, the last finished job) reaches
-    them through this one."""
+    read reached it (``echo`` in the views' shared.ts): marimo re-runs the cells reading a
+    widget only on changes a page makes, so a value the kernel set (a winner, the last finished
+    job) reaches them through this one."""
 
     page_seen = traitlets.Unicode("").tag(sync=True)
 

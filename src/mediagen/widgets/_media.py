@@ -111,7 +111,7 @@ class MediaSource(traitlets.HasTraits):
     """Trait class for widgets that show media: a registry of keys and the ``media`` command.
 
     Mix into an ``anywidget.AnyWidget`` subclass; call :meth:`register_media` for each file a
-    view may ask for. The JS side is ``fetchMediaUrl`` in ``static/shared.js``.
+    view may ask for. The JS side is ``fetchMediaUrl`` in the views' ``shared.ts``.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -2,7 +2,7 @@
 
 Plots drawn in the kernel (PNG images) cannot read the page's CSS; without this they are white
 boxes in a dark JupyterLab. A view that shows them reports the page's theme (``watchTheme`` in
-``static/shared.js``) into a ``dark`` trait, and the kernel redraws with these settings.
+the views' ``shared.ts``) into a ``dark`` trait, and the kernel redraws with these settings.
 """
 
 from __future__ import annotations

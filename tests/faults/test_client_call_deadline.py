@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 
 import pytest
@@ -203,7 +204,12 @@ def test_an_upload_ends_by_its_timeout_when_the_signed_url_never_answers(
     assert puts, "the bytes were sent to the signed URL"
     assert isinstance(error, mediagen.APITimeoutError), error
     assert str(error).startswith("PUT http://"), error
-    assert "/files/uploads/asset-hung got no answer within its 2 s deadline" in str(error)
+    # the PUT had what the call's 2 s left it after the POST before it: to a tenth, 2 s on a
+    # quiet machine, a little less on a loaded one
+    said = re.search(r"/files/uploads/asset-hung got no answer within its ([\d.]+) s deadline",
+                     str(error))  # fmt: skip
+    assert said, error
+    assert TIMEOUT * 0.75 <= float(said.group(1)) <= TIMEOUT
     assert TIMEOUT * 0.9 <= took < TIMEOUT + MARGIN
 
 

@@ -91,6 +91,9 @@ def test_every_control_of_the_dashboard_reaches_the_kernel(lab, tmp_path, tenant
     assert kernel_json(notebook, "board.since") == "2099-01-01"
     board.get_by_label("From").fill("")
     expect(summary).to_contain_text("4 (3 completed, 1 failed, 0 pending)")
+    # the kernel sends the headline, the plot, then the page label: with the label, the plot
+    # of this range is in (a redraw still on its way would pass for the period's below)
+    expect(label).to_have_text("page 1 of 2 (4 rows)")
     # the period: the kernel redraws the plot (the page sends one change at a time, so a
     # cell run now could be ahead of it: wait for what the kernel sends back)
     plot = board.locator(".mg-dash-plot")

@@ -262,9 +262,11 @@ export function isDark(): boolean {
   if (body.classList.contains('vscode-dark') || body.classList.contains('vscode-high-contrast'))
     return true;
   if (body.classList.contains('vscode-light')) return false;
-  const html = document.documentElement;
-  if (html.classList.contains('dark') || body.classList.contains('dark-theme')) return true;
-  if (html.classList.contains('light') || body.classList.contains('light-theme')) return false;
+  // marimo: a "dark" or "dark-theme" class on <html> or <body>
+  const marked = (name: string) =>
+    document.documentElement.classList.contains(name) || body.classList.contains(name);
+  if (marked('dark') || marked('dark-theme')) return true;
+  if (marked('light') || marked('light-theme')) return false;
   return Boolean(window.matchMedia && window.matchMedia('(prefers-color-scheme: dark)').matches);
 }
 

@@ -20,8 +20,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from mediagen.cli import _tether
+
+# What a page shows after a click often waits for the kernel's answer, and a kernel on a
+# loaded two-core machine (the other test worker building the docs) can take more than
+# Playwright's default 5 s for one: a slow answer is not a missing one. A hang still fails.
+expect.set_options(timeout=15_000)
 
 CHROMIUM = Path(os.environ.get("MEDIAGEN_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [

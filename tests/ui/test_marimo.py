@@ -116,6 +116,12 @@ def test_the_tutorial_grid_prices_runs_shows_its_images_styled_and_a_choice_reru
         # the shared stylesheet reaches into marimo's shadow root: a computed style, not text
         border = grid.evaluate("(el) => getComputedStyle(el).borderTopStyle")  # .mg-card's
         assert border == "solid", "mediagen.css did not reach the widget's shadow root"
+        adopted = grid.evaluate(
+            "(el) => { const root = el.getRootNode();"
+            " return root instanceof ShadowRoot && root.adoptedStyleSheets"
+            ".some((s) => [...s.cssRules].some((r) => r.selectorText === '.mg-card')); }"
+        )
+        assert adopted, "the widget's shadow root did not adopt mediagen.css"
         run = grid.get_by_role("button", name="Run", exact=True)
         expect(run).to_be_enabled(timeout=TIMEOUT)  # priced
         assert run.evaluate("(el) => getComputedStyle(el).cursor") == "pointer"

@@ -35,7 +35,7 @@ from .generations import generation_json
 from .jobs import Job, OutputSlot, asset_path
 from .lookup import OrgLookup
 from .media import extension_for
-from .units import billing_cycle, cycle_reset_at, to_cents, to_credits, utcnow
+from .units import billing_cycle, cycle_reset_at, parse_iso, to_cents, to_credits, utcnow
 
 
 @dataclass
@@ -119,6 +119,8 @@ class _Draft:
     org: Any = None
     amount: int = 0
     job: Job | None = None
+    #: the job's simulated latency, seconds from the generation's creation
+    latency: float = 0.0
 
 
 def _idempotency(d: _Draft) -> SubmitResult | None:
@@ -174,7 +176,7 @@ def _job(d: _Draft) -> None:
         cfg.failure_code,
         ctx.rng,
     )
-    latency = faults.job_latency(d.kind, cfg.speed, d.markers, ctx.rng)
+    latency = d.latency = faults.job_latency(d.kind, cfg.speed, d.markers, ctx.rng)
     generation_id = str(uuid.uuid4())
     b64 = d.kind == "image" and d.params.get("response_format") == "b64_json"
     d.job = Job(
@@ -227,6 +229,9 @@ def _commit(d: _Draft) -> str | None:
             return None
         _check_funds(conn, caller, d.amount)
         created_at = d.ctx.store.next_created_at(conn)
+        # the latency counts from the creation time the generation states (the request may
+        # have waited for this transaction), as a client measuring it from there would see
+        job.due_at = max(job.due_at, parse_iso(created_at).timestamp() + d.latency)
         cycle = billing_cycle(utcnow())
         pending = generation_rows.NewGeneration(
             id=job.generation_id,

@@ -87,3 +87,24 @@ def test_foreign_cursor_is_422(sandbox, tenant, cursor):
     with client(sandbox, tenant) as c:
         r = c.get("/v1/generations", params={"after": cursor})
     assert_error(r, 422, "validation_error")
+
+
+def test_a_slow_marker_is_the_time_from_created_at_to_completed_at(sandbox, tenant):
+    """The latency a client reads from the generation itself (its created_at to its
+    completed_at) is at least what the marker asked for, however long the submit took."""
+    import datetime as dt
+    from concurrent.futures import ThreadPoolExecutor
+
+    model, body = image_example(sandbox)
+    with client(sandbox, tenant) as c, ThreadPoolExecutor(24) as pool:
+        # at once: each submit's transaction waits for the others' (its created_at later)
+        made = list(pool.map(
+            lambda _: c.post("/v1/images", json=with_marker(body, "[[slow:0.3]]")).json(),
+            range(24),
+        ))  # fmt: skip
+        for generation in made:
+            done = wait(c, generation["id"])
+            took = dt.datetime.fromisoformat(done["completed_at"]) - dt.datetime.fromisoformat(
+                done["created_at"]
+            )
+            assert took.total_seconds() >= 0.3, (model, done["created_at"], done["completed_at"])

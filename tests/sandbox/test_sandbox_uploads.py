@@ -168,10 +168,13 @@ def test_output_urls_need_no_key_and_expire(sandbox, tenant):
         assert r.headers["content-type"] == gen["outputs"][0]["content_type"]
         assert r.content[:4] in (b"\x89PNG", b"RIFF") or r.content[:3] == b"\xff\xd8\xff"
         assert_error(httpx.get(_with_query(url, sig="f" * 64)), 403, "forbidden")
-        with sandbox.admin.config_changed(output_url_ttl_seconds=1):
+        # a lifetime a loaded machine's next request is well within, and then waited out
+        with sandbox.admin.config_changed(output_url_ttl_seconds=3):
             short = c.get(f"/v1/generations/{gen['id']}").json()["outputs"][0]["url"]
+            answered = time.monotonic()
         assert httpx.get(short).status_code == 200
-    time.sleep(2.1)
+    # expiry is in whole seconds: a second more than the lifetime, from the answer
+    time.sleep(max(0.0, answered + 4.1 - time.monotonic()))
     error = assert_error(httpx.get(short), 403, "forbidden")
     assert "expired" in error["message"]
 

@@ -24,6 +24,14 @@ from notebook_sandbox import NotebookSandbox
 _state: dict[str, object] = {"sandbox": None, "current": None}
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: half again as many workers as cores. About a third of the suite's time is
+    spent waiting (on JupyterLab and Chromium, a Spark JVM, a sandbox job's latency, a
+    subprocess), time a core would otherwise leave idle: on two cores, three workers finish
+    the suite in about four fifths of the time two take."""
+    return max(2, (3 * (os.cpu_count() or 1) + 1) // 2)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Each test process (each xdist worker) keeps the keys' shared paces in a runtime
     directory of its own, which the kernels, servers and processes it starts inherit: a pace

@@ -398,9 +398,12 @@ def test_typing_goes_on_while_a_job_ends_and_the_saved_snapshot_follows(lab, jou
     expect(snapshot).to_be_hidden()  # the live view hides it
     pick(studio, "Image", "pixel-1")
     prompt = studio.locator(".mg-form").get_by_role("textbox", name="Prompt", exact=True)
-    prompt.fill("A lighthouse")
+    # the job lasts long enough to end while the user types: at speed 0 it could end, and the
+    # snapshot follow, before the observer below is reset, leaving no change to wait for
+    first = "A lighthouse [[slow:5]]"
+    prompt.fill(first)
     prompt.press("Tab")  # leaving the field sends it at once
-    kernel_until(journey, "studio.form.values['prompt']", lambda p: p == "A lighthouse")
+    kernel_until(journey, "studio.form.values['prompt']", lambda p: p == first)
     view = studio.locator(".mg-studio").first.element_handle()
     field = prompt.element_handle()
     # each change of the snapshot output: was the prompt focused, how much was typed by then
@@ -423,14 +426,17 @@ def test_typing_goes_on_while_a_job_ends_and_the_saved_snapshot_follows(lab, jou
     page.keyboard.press("End")
     # type on until the job has ended and the snapshot has followed (a loaded machine may take
     # longer than one sentence), then a little more: each change then came under the user's hands
-    text, deadline = "A lighthouse", time.monotonic() + JOB_TIMEOUT / 1000
+    text, deadline = first, time.monotonic() + JOB_TIMEOUT / 1000
     for words in itertools.cycle([", seen from a small boat", " on a grey evening sea"]):
         page.keyboard.type(words, delay=70)
         text += words
         ended = card.get_attribute("data-status") == "completed"
         if ended and page.evaluate("() => window.mgSnapshotChanges.length"):
             break
-        assert time.monotonic() < deadline, "the job ended and the snapshot followed in time"
+        assert time.monotonic() < deadline, (
+            f"the job ended ({card.get_attribute('data-status')}) and the snapshot followed "
+            f"({page.evaluate('() => window.mgSnapshotChanges.length')} changes) in time"
+        )
     page.keyboard.type(" at dusk", delay=70)
     text += " at dusk"
 

@@ -6,11 +6,13 @@ each test tells its rows apart by a fresh run id and reads the ledger before and
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import signal
 import time
 import uuid
+from pathlib import Path
 
 import dask.dataframe as dd
 import pandas as pd
@@ -26,6 +28,7 @@ from cluster_fixtures import (  # noqa: F401  (fixtures)
 
 import mediagen
 from mediagen.datasets import RESULT_COLUMNS, PlanError
+from mediagen.datasets._audit import check_run_manifest
 
 pytestmark = pytest.mark.cluster
 
@@ -221,15 +224,28 @@ def test_each_partition_writes_its_manifest_part_and_they_gather_into_one_run_ma
     fields["output_dir"] = str(out_dir)
     result = mediagen.dask.generate(ddf, **fields)
     out = result.compute()
-    assert len(list(parts.glob("*.json"))) == 3
+    assert sorted(p.name.endswith("-plan.json") for p in parts.glob("*.json")) == [0, 0, 0, 1]
     manifest = assert_run_manifest_lists(mediagen.dask.write_run_manifest(out_dir), out, run_id)
     assert [entry["row"] for entry in manifest["rows"]] == list(out.index)  # the table's order
+    assert (manifest["rows_planned"], manifest["rows_missing"]) == (6, [])
 
     result.compute()  # every task again
     result.partitions[2].compute()  # one partition alone (Dask numbers it 0 in that graph)
     again = mediagen.dask.generate(ddf.repartition(npartitions=2), **fields)
     assert list(again.compute()["generation_id"]) == list(out["generation_id"])
-    assert len(list(parts.glob("*.json"))) <= 3 + 2  # the 3 replaced, at most 2 of new rows
+    # the 3 replaced, at most 2 of new rows, and the run's plan
+    assert len(list(parts.glob("*.json"))) <= 3 + 2 + 1
     path = mediagen.datasets.write_run_manifest(str(out_dir), run_id=run_id)
     assert_run_manifest_lists(path, out, run_id)
     assert len(charge_entries(sandbox, cluster_tenant)) == before + len(out)  # paid once
+
+    # another run of which only one partition was computed: the manifest names the rest
+    lone_dir, lone_id = tmp_path / "lone", f"dask-{uuid.uuid4()}"
+    lone = mediagen.dask.generate(ddf, **{**fields, "run_id": lone_id, "output_dir": str(lone_dir)})
+    first = lone.partitions[0].compute()
+    path = mediagen.dask.write_run_manifest(lone_dir)
+    manifest = json.loads(Path(path).read_text())
+    never = [str(label) for label in out.index if label not in first.index]
+    assert manifest["rows_missing"] == never
+    [problem] = check_run_manifest(path)
+    assert problem.startswith(f"4 of 6 planned rows never ran ({manifest['rows_missing'][0]}, ")

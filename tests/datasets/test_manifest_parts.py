@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from mediagen.datasets import write_run_manifest
-from mediagen.datasets._manifest_parts import PARTS, read_parts, write_part
+from mediagen.datasets._audit import check_run_manifest
+from mediagen.datasets._manifest_parts import PARTS, read_parts, write_part, write_plan
 
 
 def _results(tmp_path, labels, gid="g", credits=1.0):
@@ -82,3 +83,41 @@ def test_without_parts_it_says_what_to_do_first(tmp_path):
     with pytest.raises(FileNotFoundError, match="output_dir="):
         write_run_manifest(tmp_path)
     assert not (tmp_path / "run-manifest.json").exists()
+
+
+def test_rows_the_driver_planned_that_no_partition_ran_are_named_and_fail_the_audit(tmp_path):
+    write_plan(str(tmp_path), "run-1", 4, ["a", "b", "c", "d"])
+    write_part(str(tmp_path), _results(tmp_path, ["a", "b"]), "run-1", "000000")
+    manifest = _manifest(tmp_path)
+    assert manifest["rows_planned"] == 4
+    assert manifest["rows_missing"] == ["c", "d"]
+    assert check_run_manifest(tmp_path / "run-manifest.json") == [
+        "2 of 4 planned rows never ran (c, d): compute the whole result, then gather the "
+        "manifest again"
+    ]
+    write_part(str(tmp_path), _results(tmp_path, ["c", "d"]), "run-1", "000001")
+    manifest = _manifest(tmp_path)
+    assert manifest["rows_missing"] == []
+    assert check_run_manifest(tmp_path / "run-manifest.json") == []
+
+
+def test_without_the_labels_the_plan_counts_the_rows_that_never_ran(tmp_path):
+    write_plan(str(tmp_path), "run-1", 3, None)  # Spark without index=: labels made on executors
+    write_part(str(tmp_path), _results(tmp_path, [7, 8]), "run-1", "000000")
+    manifest = _manifest(tmp_path)
+    assert manifest["rows_planned"] == 3
+    assert "rows_missing" not in manifest
+    [problem] = check_run_manifest(tmp_path / "run-manifest.json")
+    assert problem.startswith("1 of 3 planned rows never ran")
+
+
+def test_a_plan_alone_is_no_part_and_a_newer_plan_does_not_hide_the_run_that_ran(tmp_path):
+    write_plan(str(tmp_path), "run-1", 2, ["a", "b"])
+    with pytest.raises(FileNotFoundError, match="output_dir="):
+        write_run_manifest(tmp_path)  # planned, never computed
+    write_part(str(tmp_path), _results(tmp_path, ["a", "b"]), "run-1", "000000")
+    time.sleep(0.01)
+    write_plan(str(tmp_path), "run-2", 2, ["x", "y"])  # planned later, not computed yet
+    manifest = _manifest(tmp_path)
+    assert manifest["run_id"] == "run-1"
+    assert manifest["rows_missing"] == []

@@ -306,9 +306,10 @@ def test_each_task_writes_its_manifest_part_and_a_retried_one_replaces_it(
     out = result.mapInPandas(fail_first_attempt, schema=result.schema).toPandas()
     assert failed.exists()  # Spark ran partition 1 again
     result.write.parquet(str(tmp_path / "results.parquet"))  # every task again
-    assert len(list((out_dir / "run-manifest.parts").glob("*.json"))) == 2
+    assert len(list((out_dir / "run-manifest.parts").glob("*.json"))) == 2 + 1  # and the plan
     out = out.set_index("row_id")
     path = mediagen.spark.write_run_manifest(str(out_dir))
     manifest = assert_run_manifest_lists(path, out, run_id)
+    assert manifest["rows_planned"] == 6  # counted: the labels are made on the executors
     assert [int(entry["row"]) for entry in manifest["rows"]] == sorted(out.index)
     assert len(charge_entries(sandbox, cluster_tenant)) == before + len(out)  # paid once

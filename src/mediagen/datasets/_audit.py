@@ -85,7 +85,30 @@ def check_run_manifest(path: str | os.PathLike[str]) -> list[str]:
     if abs(charged - float(manifest.get("credits_charged") or 0.0)) > 1e-9:
         problems.append(f"the rows' charges add up to {charged}, not to the total recorded")
     folder = manifest_path.parent
-    return problems + _outputs_problems(folder, rows) + _unlisted(folder, rows)
+    return (
+        problems + _never_ran(manifest, rows) + _outputs_problems(folder, rows)
+        + _unlisted(folder, rows)
+    )  # fmt: skip
+
+
+def _never_ran(manifest: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
+    """A cluster run's rows that were planned and that no partition ran (its manifest says
+    what the driver planned: see :mod:`mediagen.datasets._manifest_parts`)."""
+    missing = manifest.get("rows_missing")
+    if missing:
+        shown = ", ".join(str(label) for label in missing[:10])
+        more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
+        return [
+            f"{len(missing)} of {manifest.get('rows_planned')} planned rows never ran "
+            f"({shown}{more}): compute the whole result, then gather the manifest again"
+        ]
+    planned = manifest.get("rows_planned")
+    if missing is None and planned is not None and len(rows) < int(planned):
+        return [
+            f"{int(planned) - len(rows)} of {planned} planned rows never ran: compute the whole "
+            "result, then gather the manifest again"
+        ]
+    return []
 
 
 def summary_line(path: str | os.PathLike[str]) -> tuple[str, bool]:

@@ -184,10 +184,14 @@ class Asked:
     on_invalid: Literal["raise", "skip"] = "raise"
 
 
-def plan_on_driver(frame: pd.DataFrame, asked: Asked) -> tuple[Plan, ClusterRun]:
+def plan_on_driver(
+    frame: pd.DataFrame, asked: Asked, labelled: bool = True
+) -> tuple[Plan, ClusterRun]:
     """Plan and price ``frame`` (the table's named columns, on the driver) and check the total
     against the budget asked for and any active budget or spend limit: over it, it raises
-    :class:`~mediagen.BudgetExceededError` before any task exists."""
+    :class:`~mediagen.BudgetExceededError` before any task exists. With an output place, the
+    run's plan goes there (its row count, and ``frame``'s labels when they are the ones the
+    workers will use: ``labelled``), so the gathered manifest can name rows never run."""
     from mediagen.client import _submit
     from mediagen.client._budget import refuse_over
     from mediagen.datasets._plan import plan
@@ -202,6 +206,10 @@ def plan_on_driver(frame: pd.DataFrame, asked: Asked) -> tuple[Plan, ClusterRun]
     if "valid" in made.requests.columns:
         invalid = made.requests[~made.requests["valid"].astype(bool)]
         skipped = {label: str(problem) for label, problem in invalid["problem"].items()}
+    if output_dir is not None:
+        from mediagen.datasets._manifest_parts import write_plan
+
+        write_plan(output_dir, made.run_id, len(frame), frame.index if labelled else None)
     run = ClusterRun(
         spec=made.spec,
         run_id=made.run_id,

@@ -96,7 +96,7 @@ def generate(
         frame = cast("pd.DataFrame", sdf.select(*dict.fromkeys([index, *named])).toPandas())
         frame = frame.set_index(index, drop=index not in named)
     asked = Asked(model, budget, run_id, output_dir, concurrency, client, fields, on_invalid)
-    _, run = plan_on_driver(frame, asked)
+    _, run = plan_on_driver(frame, asked, labelled=index is not None)
     schema = result_schema(sdf, index)
     share = executor_share(sdf)
 

@@ -32,6 +32,33 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return max(2, (3 * (os.cpu_count() or 1) + 1) // 2)
 
 
+#: the test files that take longest, longest first (``python -m pytest --durations=0``, summed
+#: per file): a worker keeps a file's tests together, so one of these started last would run on
+#: alone while the other workers stand idle
+SLOWEST_FIRST = (
+    "tests/ui/test_lab_sidebar.py",
+    "tests/datasets/test_cluster_rate.py",
+    "tests/sandbox/test_sandbox_openapi.py",
+    "tests/ui/test_journeys.py",
+    "tests/ui/test_marimo.py",
+    "tests/test_docs.py",
+    "tests/datasets/test_spark.py",
+    "tests/datasets/test_cluster_pace.py",
+    "tests/lab_extension/test_labextension_source.py",
+    "tests/client/test_shared_pace.py",
+    "tests/release/test_wheel.py",
+    "tests/ui/test_gallery_ui.py",
+    "tests/ui/test_studio.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slowest files first (the order the workers are handed files in), the rest as
+    collected."""
+    rank = {path: place for place, path in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Each test process (each xdist worker) keeps the keys' shared paces in a runtime
     directory of its own, which the kernels, servers and processes it starts inherit: a pace

@@ -19,10 +19,15 @@ concurrency (``MEDIAGEN_SHARED_PACE=0``: how every process learned the limit bef
 requests are counted where they arrive, by the sandbox, from the start of the compute to its
 end; every row must complete. Goal for the shared run: used >= 0.85, 429 share <= 0.02.
 
+``--machines 2`` runs it on a Dask cluster of 2 "machines" (a worker each, each with a pace
+file of its own, as on separate hosts) that know nothing of the limit: they learn it together
+through distributed's events. No goal set; every row must complete.
+
     python benchmarks/bench_rate.py                        # 1,000 rows at 20 requests/s
     python benchmarks/bench_rate.py --rows 300 --limit 20
     python benchmarks/bench_rate.py --change --rows 1500
     python benchmarks/bench_rate.py --dask 4 --rows 600    # about 2 minutes on 2 cores
+    python benchmarks/bench_rate.py --machines 2 --rows 600 --limit 10
 """
 
 from __future__ import annotations
@@ -100,6 +105,24 @@ def _followed(tally: Tally, since: float, limit: float, until: float) -> float |
     return None
 
 
+def _compute_and_report(label: str, sandbox, tenant, result, rows: int, limit: float) -> None:
+    """Compute a lazy table run, counting the key's requests where they arrive (the sandbox)
+    from the start of the compute to its end; one line of ratios."""
+    before = sandbox.admin.key_requests(tenant.key_id)
+    start = time.monotonic()
+    out = result.compute()
+    took = time.monotonic() - start
+    after = sandbox.admin.key_requests(tenant.key_id)
+    passed, limited = after.passed - before.passed, after.limited - before.limited
+    completed = int((out["status"] == "completed").sum())
+    if completed < rows:
+        print(out["error"].value_counts().head(3).to_string(), flush=True)
+    print(f"{label:<34} used {passed / took / limit:5.2f} of the limit   "
+          f"429 share {limited / max(1, passed + limited):6.3f}   "
+          f"({passed + limited} requests, {completed}/{rows} rows completed, {took:.0f} s)",
+          flush=True)  # fmt: skip
+
+
 def _run_dask(sandbox, workers: int, rows: int, limit: float, root: Path, shared: bool) -> None:
     """The table on a fresh ``LocalCluster`` of ``workers`` processes; one line of ratios."""
     import dask.dataframe as dd
@@ -130,18 +153,50 @@ def _run_dask(sandbox, workers: int, rows: int, limit: float, root: Path, shared
     ):  # fmt: skip
         result = mediagen.dask.generate(ddf, model="pixel-1", prompt="{caption}",
                                         run_id=root.name, client=driver)  # fmt: skip
-        before = sandbox.admin.key_requests(tenant.key_id)
-        start = time.monotonic()
-        out = result.compute()
-        took = time.monotonic() - start
-        after = sandbox.admin.key_requests(tenant.key_id)
-    passed, limited = after.passed - before.passed, after.limited - before.limited
-    completed = int((out["status"] == "completed").sum())
-    label = f"dask {workers} workers, " + ("shared pace" if shared else "each alone (fixed)")
-    print(f"{label:<34} used {passed / took / limit:5.2f} of the limit   "
-          f"429 share {limited / max(1, passed + limited):6.3f}   "
-          f"({passed + limited} requests, {completed}/{rows} rows completed, {took:.0f} s)",
-          flush=True)  # fmt: skip
+        label = f"dask {workers} workers, " + ("shared pace" if shared else "each alone (fixed)")
+        _compute_and_report(label, sandbox, tenant, result, rows, limit)
+
+
+def _run_machines(sandbox, machines: int, rows: int, limit: float, root: Path) -> None:
+    """The table on a Dask cluster of ``machines`` single-process "machines" (each worker has
+    a runtime directory of its own, so no two share a pace file, as on separate hosts); nothing
+    is known of the limit: the cluster learns it. One line of ratios."""
+    import dask.dataframe as dd
+    import pandas as pd
+    from distributed import Client, Nanny, Scheduler, SpecCluster
+
+    import mediagen
+
+    tenant = sandbox.new_tenant(balance=10_000_000)
+    env = {
+        "MEDIAGEN_API_KEY": tenant.api_key,
+        "MEDIAGEN_BASE_URL": sandbox.base_url,
+        "MEDIAGEN_CACHE_DIR": str(root / "cache"),
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+    }
+    workers = {
+        f"machine-{n}": {"cls": Nanny, "options": {
+            "nthreads": 1, "host": "127.0.0.1",
+            "env": {**env, "MEDIAGEN_RUNTIME_DIR": str(root / f"machine-{n}")}}}
+        for n in range(machines)
+    }  # fmt: skip
+    scheduler = {"cls": Scheduler, "options": {"dashboard_address": ":0", "host": "127.0.0.1"}}
+    frame = pd.DataFrame(
+        {"sku": [f"sku-{i:05d}" for i in range(rows)],
+         "caption": [f"item {i} of {root.name}" for i in range(rows)]}
+    ).set_index("sku")  # fmt: skip
+    ddf = dd.from_pandas(frame, npartitions=2 * machines)
+    with (
+        SpecCluster(workers=workers, scheduler=scheduler) as cluster,
+        Client(cluster) as dask_client,
+        mediagen.Client(api_key=tenant.api_key, base_url=sandbox.base_url,
+                        cache_dir=root / "driver") as driver,
+    ):  # fmt: skip
+        dask_client.wait_for_workers(machines)
+        result = mediagen.dask.generate(ddf, model="pixel-1", prompt="{caption}",
+                                        run_id=root.name, client=driver)  # fmt: skip
+        _compute_and_report(f"dask {machines} machines, learned", sandbox, tenant, result,
+                            rows, limit)  # fmt: skip
 
 
 def main() -> None:
@@ -150,10 +205,14 @@ def main() -> None:
     parser.add_argument("--limit", type=float, default=20.0)
     parser.add_argument("--change", action="store_true")
     parser.add_argument("--dask", type=int, default=0, metavar="WORKERS")
+    parser.add_argument("--machines", type=int, default=0, metavar="MACHINES")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, running_sandbox(speed=0.0) as sandbox:
         sandbox.admin.set_config(rate_limit_per_second=args.limit,
                                  rate_limit_burst=max(1, int(args.limit)))  # fmt: skip
+        if args.machines:
+            _run_machines(sandbox, args.machines, args.rows, args.limit, Path(tmp) / "machines")
+            return
         if args.dask:
             # the workers' pace file is a fresh one (the shared run must not start from a
             # pace an earlier benchmark left for another key: each run has its own key anyway)

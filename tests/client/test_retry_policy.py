@@ -182,3 +182,36 @@ def test_the_accepted_rate_a_cut_starts_from_leaves_out_a_lull_before_the_run():
     _answered_at(gate, clock, 20, 1.5)
     gate.penalize(1.0)
     assert gate.pace == pytest.approx(KeyGate.CUT * 20, rel=0.2)
+
+
+def test_a_cut_after_a_lull_cuts_the_pace_it_held_not_to_the_floor():
+    clock = FakeClock()
+    gate = KeyGate(clock=clock)
+    _answered_at(gate, clock, 20, 2.0)
+    gate.penalize(1.0)
+    held = gate.pace
+    clock.now += KeyGate.WINDOW + 5  # nothing sent here since: no accepted rate to read
+    gate.penalize(1.0)
+    assert gate.pace == pytest.approx(KeyGate.CUT * held)
+
+
+def test_a_cut_elsewhere_cuts_once_per_cooldown_and_tells_the_rate_accepted_here():
+    clock = FakeClock()
+    gate = KeyGate(clock=clock)
+    told: list[tuple[float, float]] = []
+    gate.cut_listeners.append(lambda accepted, factor: told.append((accepted, factor)))
+    _answered_at(gate, clock, 20, 2.0)
+    assert gate.cut_elsewhere()  # another machine met the 429: this one cuts as its own
+    assert gate.pace == pytest.approx(KeyGate.CUT * 20, rel=0.1)
+    assert told == [(pytest.approx(20, rel=0.1), KeyGate.CUT)]
+    first = gate.pace
+    assert not gate.cut_elsewhere()  # the same crowding, heard twice
+    gate.penalize(1.0, sent_at=clock.now - 0.01)  # in flight before the cut: no second cut
+    assert gate.pace == first
+    assert len(told) == 1
+    clock.now += KeyGate.COOLDOWN
+    gate.penalize(1.0, sent_at=clock.now - 0.01)  # its own, at the new pace: told too
+    assert gate.pace < first
+    assert len(told) == 2
+    assert told[1][1] == KeyGate.RETREAT
+    assert not KeyGate(rate=10, clock=clock).cut_elsewhere()  # a pace told is not learned

@@ -6,6 +6,7 @@ runtime directory of its own)."""
 from __future__ import annotations
 
 import uuid
+from types import SimpleNamespace
 
 import dask.dataframe as dd
 import pandas as pd
@@ -33,6 +34,41 @@ def test_another_machine_takes_its_share_of_the_drivers_pace_once(monkeypatch, t
         assert gate.pace == pytest.approx(10.0)
 
 
+class _Scheduler:
+    """distributed's events between the machines' workers, delivered at once: what
+    ``worker.loop.add_callback(worker.log_event, topic, message)`` does on a cluster."""
+
+    def __init__(self):
+        self.machines: list[mediagen_dask.CutTogether] = []
+        self.loop = SimpleNamespace(add_callback=lambda send, *args: send(*args))
+
+    def log_event(self, topic, message):
+        for machine in self.machines:
+            machine.heard((0.0, message))
+
+
+def test_machines_that_met_the_limit_unevenly_cut_together_to_even_shares():
+    clock, scheduler = [100.0], _Scheduler()
+    gates = [KeyGate(clock=lambda: clock[0]) for _ in range(2)]
+    for n, gate in enumerate(gates):
+        cutting = mediagen_dask.CutTogether(gate, f"machine-{n}", "pace-cut", scheduler)
+        cutting.share = 0.5
+        gate.cut_listeners.append(cutting.tell)
+        scheduler.machines.append(cutting)
+    for _ in range(40):  # two seconds: machine 0 got 20 answers a second, machine 1 only 5
+        clock[0] += 0.05
+        gates[0].answered()
+        if _ % 4 == 0:
+            gates[1].answered()
+    gates[0].penalize(1.0)  # machine 0 meets the 429; machine 1 hears of it and cuts too
+    whole = KeyGate.CUT * 25  # the cluster had 25 answers a second: each holds half the cut
+    assert [gate.pace for gate in gates] == [pytest.approx(whole / 2, rel=0.15)] * 2
+    assert all(gate.penalties <= 1 for gate in gates)
+    clock[0] += 0.1
+    gates[1].penalize(1.0, sent_at=clock[0] - 0.5)  # in flight before its cut: no new cut
+    assert [gate.pace for gate in gates] == [pytest.approx(whole / 2, rel=0.15)] * 2
+
+
 def test_the_drivers_own_machine_keeps_what_its_processes_learned(monkeypatch, tmp_path):
     monkeypatch.setenv(_pace.ENV_RUNTIME_DIR, str(tmp_path))
     monkeypatch.setattr(_cluster, "_ADOPTED", {})
@@ -51,13 +87,16 @@ def test_the_drivers_own_machine_keeps_what_its_processes_learned(monkeypatch, t
     assert _pace.machine_group() != mine.group
 
 
-@pytest.mark.cluster
-def test_two_machines_of_a_dask_cluster_divide_the_pace_the_driver_knew(
-    sandbox, tenant_factory, tmp_path
-):
+def _two_machines(sandbox, tenant, tmp_path, rows: int, told: float | None):
+    """A table run on a Dask cluster of two "machines" (a worker each, each with a runtime
+    directory, so a pace file, of its own), the key limited to 10 requests a second with a
+    burst of 2; ``told``: the driver's ``rate_limit=``. The results, the requests the sandbox
+    answered and limited meanwhile, the seconds the compute took, the machines' groups, the
+    pace the Variable holds and the cuts told on the cluster's events."""
+    import time
+
     from distributed import Client, Nanny, Scheduler, SpecCluster, Variable
 
-    tenant, limit = tenant_factory(balance=100_000.0), 10.0
     env = {"MEDIAGEN_API_KEY": tenant.api_key, "MEDIAGEN_BASE_URL": sandbox.base_url}
     workers = {
         f"machine-{n}": {
@@ -72,33 +111,67 @@ def test_two_machines_of_a_dask_cluster_divide_the_pace_the_driver_knew(
     }
     scheduler = {"cls": Scheduler, "options": {"dashboard_address": ":0", "host": "127.0.0.1"}}
     frame = pd.DataFrame(
-        {"sku": [f"sku-{i:04d}" for i in range(60)],
-         "caption": [f"a weather vane number {i}" for i in range(60)]}
+        {"sku": [f"sku-{i:04d}" for i in range(rows)],
+         "caption": [f"a weather vane number {i}" for i in range(rows)]}
     ).set_index("sku")  # fmt: skip
-    before_charges = len(charge_entries(sandbox, tenant))
     with (
         SpecCluster(workers=workers, scheduler=scheduler) as cluster,
         Client(cluster) as dask_client,
-        mediagen.Client(api_key=tenant.api_key, base_url=sandbox.base_url, rate_limit=limit,
+        mediagen.Client(api_key=tenant.api_key, base_url=sandbox.base_url, rate_limit=told,
                         cache_dir=tmp_path / "driver") as driver,
-        sandbox.admin.key_rate_limited(tenant.key_id, limit, burst=2),
+        sandbox.admin.key_rate_limited(tenant.key_id, 10.0, burst=2),
     ):  # fmt: skip
         dask_client.wait_for_workers(2)
-        before = sandbox.admin.key_requests(tenant.key_id)
         result = mediagen_dask.generate(
             dd.from_pandas(frame, npartitions=4), model="pixel-1", prompt="{caption}",
             run_id=f"machines-{uuid.uuid4()}", client=driver, concurrency=8,
         )  # fmt: skip
+        before, start = sandbox.admin.key_requests(tenant.key_id), time.monotonic()
         out = result.compute()
-        after = sandbox.admin.key_requests(tenant.key_id)
+        took, after = time.monotonic() - start, sandbox.admin.key_requests(tenant.key_id)
         name = _cluster.driver_pace(driver).name
         groups = dask_client.get_metadata([mediagen_dask.METADATA, name])
         record = Variable(name, client=dask_client).get(timeout=5)
+        cuts = [message for _, message in dask_client.get_events(f"{name}-cut")]
+    passed, limited = after.passed - before.passed, after.limited - before.limited
+    return out, passed, limited, took, groups, record, cuts
+
+
+@pytest.mark.cluster
+def test_two_machines_of_a_dask_cluster_divide_the_pace_the_driver_knew(
+    sandbox, tenant_factory, tmp_path
+):
+    tenant = tenant_factory(balance=100_000.0)
+    before_charges = len(charge_entries(sandbox, tenant))
+    out, passed, limited, _, groups, record, _ = _two_machines(sandbox, tenant, tmp_path, 60, 10.0)
     assert (out["status"] == "completed").all(), out["error"].dropna().tolist()[:3]
     assert_one_charge_per_row(out, charge_entries(sandbox, tenant)[before_charges:])
     assert len(set(groups.values())) == 2  # two machines, each its own pace file
     assert record["pace"] > 0
-    passed, limited = after.passed - before.passed, after.limited - before.limited
     # each machine learning alone (no pace from the driver) meets some 14% of 429s here
     share = limited / (passed + limited)
     assert share <= 0.1, f"{share:.1%} of {passed + limited} requests were 429s"
+
+
+@pytest.mark.cluster
+def test_two_machines_that_know_nothing_of_the_limit_learn_it_as_one(
+    sandbox, tenant_factory, tmp_path
+):
+    """Before, each machine learned alone: one machine's growth was the other's 429 while its
+    pace settled, which it read as a fallen limit, until a pace at the floor held rows past
+    their deadline (a 300-row run used 0.09 of the limit and lost 13 rows)."""
+    tenant = tenant_factory(balance=100_000.0)
+    before_charges = len(charge_entries(sandbox, tenant))
+    out, passed, limited, took, groups, _, cuts = _two_machines(
+        sandbox, tenant, tmp_path, 150, None
+    )
+    assert (out["status"] == "completed").all(), out["error"].dropna().tolist()[:3]
+    assert_one_charge_per_row(out, charge_entries(sandbox, tenant)[before_charges:])
+    assert len(set(groups.values())) == 2
+    # each cut was told with the rate its machine had, and heard: both machines told cuts
+    assert {cut["group"] for cut in cuts} == set(groups.values()), cuts
+    assert all(cut["accepted"] >= 0 and "key" not in str(cut).lower() for cut in cuts)
+    share = limited / (passed + limited)
+    assert share <= 0.1, f"{share:.1%} of {passed + limited} requests were 429s"
+    used = passed / took / 10.0
+    assert used >= 0.3, f"the cluster used {used:.2f} of the key's limit ({share:.1%} 429s)"

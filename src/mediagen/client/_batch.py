@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
+import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
@@ -54,6 +55,9 @@ class Executor:
             raise ValueError(f"concurrency must be a whole number >= 1, not {concurrency!r}")
         self.concurrency = concurrency
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="mediagen")
+        #: set when the executor is left on an error or Ctrl-C: a call that would try again
+        #: later (a table's row held by the rate limit) stops instead of sending
+        self.stopped = threading.Event()
 
     def submit(self, fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> Future[_T]:
         """``fn(*args, **kwargs)`` on a worker thread, in a copy of this thread's context."""
@@ -62,6 +66,8 @@ class Executor:
     def close(self, *, cancel: bool = False) -> None:
         """Wait for every call (``cancel=True``: only for those under way; the rest are
         cancelled)."""
+        if cancel:
+            self.stopped.set()
         self._pool.shutdown(wait=True, cancel_futures=cancel)
 
     def __enter__(self) -> Executor:

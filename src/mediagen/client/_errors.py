@@ -210,7 +210,14 @@ class APIConnectionError(_NoAnswer):
 
 
 class APITimeoutError(APIConnectionError, TimeoutError):
-    """The request timed out after all retries."""
+    """The request timed out after all retries.
+
+    ``held_by_limit``: the key's rate limit held the request, or refused it with a 429, for
+    the whole time, so the service acted on none of its attempts: it made and charged nothing,
+    and the same call may simply be made again.
+    """
+
+    held_by_limit: bool = False
 
 
 class UnexpectedResponseError(_NoAnswer):

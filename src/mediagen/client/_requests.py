@@ -235,6 +235,10 @@ class KeyGate:
         self.rate = rate
         self.clock = clock
         self.store = store if store is not None else LocalPace()
+        #: told of each cut (outside the store's lock): the rate the service accepted from
+        #: this machine then, and the factor the pace was cut by. How the machines of a
+        #: cluster hear of each other's cuts (see :meth:`cut_elsewhere`)
+        self.cut_listeners: list[Callable[[float, float], None]] = []
 
     @property
     def shared(self) -> bool:
@@ -309,30 +313,57 @@ class KeyGate:
         others: see the class). A request sent before the pace was last cut says nothing of
         the new pace (many are in flight when a key has several processes): no cut, as TCP
         cuts once per window."""
+        cut: tuple[float, float] | None = None
         with self.store.locked(self.clock) as s:
             now = self.clock()
             s.penalties += 1
             stale = sent_at is not None and sent_at <= s.cut_at
             if not self.rate and not stale and now - s.cut_at >= self.COOLDOWN:
-                self._cut(s, now)
+                cut = self._cut(s, now)
             if self.rate or seconds > self.SHORT:
                 s.blocked_until = max(s.blocked_until, now + max(0.0, seconds))
-                s.release_next = s.blocked_until
-                return 0.0
-            s.blocked_until = max(s.blocked_until, now + self.HOLD)
+                wait = 0.0
+            else:
+                s.blocked_until = max(s.blocked_until, now + self.HOLD)
+                wait = max(0.0, seconds)
             s.release_next = s.blocked_until
-            return max(0.0, seconds)
+        if cut is not None:
+            self._tell(*cut)
+        return wait
 
-    def _cut(self, s: PaceState, now: float) -> None:
-        """Lower the learned pace below what the service accepted (under the store's lock)."""
+    def cut_elsewhere(self) -> bool:
+        """Another machine of the cluster cut its pace after a 429 of this key: cut this one's
+        the same way, as if the 429 were its own, unless it cut within ``COOLDOWN`` (the same
+        crowding, met here too). So the machines cut together, as one learner would: each
+        learning alone, one machine's growth is another's 429 while its pace settles, which it
+        reads as a fallen limit, and the paces retreat to the floor. The requests this machine
+        sent before the cut say nothing of the new pace (:meth:`penalize`). Whether it cut."""
+        with self.store.locked(self.clock) as s:
+            now = self.clock()
+            if self.rate or now - s.cut_at < self.COOLDOWN:
+                return False
+            cut = self._cut(s, now)
+        self._tell(*cut)
+        return True
+
+    def _tell(self, accepted: float, factor: float) -> None:
+        for listener in list(self.cut_listeners):
+            listener(accepted, factor)
+
+    def _cut(self, s: PaceState, now: float) -> tuple[float, float]:
+        """Lower the learned pace below what the service accepted (under the store's lock):
+        the accepted rate, and the factor cut by. Nothing accepted lately (the key was idle
+        here, or held by the 429s) says nothing of the limit: the pace it held is cut instead,
+        never thrown to the floor."""
         accepted = s.accepted_rate(now, self.WINDOW)
-        base = accepted if s.learned is None else min(s.learned, accepted)
+        base = accepted if s.learned is None else min(s.learned, accepted or s.learned)
         # 429s again soon after a cut: the limit fell, not just a probe too far
         cut = self.CUT if now - s.cut_at >= self.PLATEAU else self.RETREAT
         s.learned = max(self.FLOOR, cut * (base or self.FLOOR))
         s.cut_at = s.grown_at = now
         # the slots already handed out at the old pace go at the new one
         s.next_slot = min(s.next_slot, now + 1.0 / s.learned)
+        return accepted, cut
 
     def adopt(self, pace: float) -> None:
         """Hold to ``pace`` (requests per second) as if learned: a pace another machine or an

@@ -24,6 +24,7 @@ from mediagen.client._effects import Call, ClientCore, Flow, Put
 from mediagen.client._errors import (
     APIConnectionError,
     APIError,
+    APITimeoutError,
     LocalValidationError,
     NotFoundError,
     PaymentRequiredError,
@@ -509,6 +510,14 @@ class _Sent:
     quote: Estimate | None
 
 
+def _unanswered(client: ClientCore, sent: _Sent, shares: _Shares, exc: Exception) -> Exception:
+    """The outcome is unknown: the job may exist (an answer the client cannot read may still
+    be the service's). Keep the budget's share, journal the attempt, say how to recover."""
+    _held_budgets.keep(sent.key, shares.taken, shares.price)
+    client._journal_event("unanswered", sent.kind, sent.body, sent.key, None, sent.quote)
+    return unanswered_submit(exc, sent.key)
+
+
 def _post(
     client: ClientCore,
     sent: _Sent,
@@ -521,12 +530,13 @@ def _post(
     kind, body, key, quote = sent.kind, sent.body, sent.key, sent.quote
     try:
         return (yield Call(_requests.submit(kind, body, key, extra_headers)))
+    except APITimeoutError as exc:
+        if not exc.held_by_limit:
+            raise _unanswered(client, sent, shares, exc) from None
+        shares.release()  # the rate limit held or refused every attempt: nothing to recover
+        raise
     except (APIConnectionError, ServerError, UnexpectedResponseError) as exc:
-        # The outcome is unknown: the job may exist (an answer the client cannot read may
-        # still be the service's). Keep the budget's share, say how to recover.
-        _held_budgets.keep(key, shares.taken, shares.price)
-        client._journal_event("unanswered", kind, body, key, None, quote)
-        raise unanswered_submit(exc, key) from None
+        raise _unanswered(client, sent, shares, exc) from None
     except APIError as exc:
         shares.release()
         if isinstance(exc, PaymentRequiredError):

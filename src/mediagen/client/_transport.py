@@ -271,18 +271,29 @@ def deadline_error(
     seconds: float | None = None,
     attempts: int | None = None,
     last: str | None = None,
+    held: bool = False,
 ) -> APITimeoutError:
     """The request could not be answered within the time its caller had left: within its
-    ``seconds`` deadline, after ``attempts`` tries, the ``last`` of which met ``last``."""
+    ``seconds`` deadline, after ``attempts`` tries, the ``last`` of which met ``last``;
+    ``held``: the key's rate limit held or refused (429) every attempt, so the service acted
+    on none."""
     text = f"{method} {where} got no answer before the deadline"
     if seconds is not None:
         # to a tenth: the time the request had, counted from its own start, is a few
         # milliseconds short of the call's timeout when the call did something first
         text = f"{method} {where} got no answer within its {round(seconds, 1):g} s deadline"
-    if attempts is not None:
+    if held:
+        refused = f" (its {attempts} attempts answered 429)" if attempts else ""
+        text += (
+            f": the key's rate limit held it all that time{refused}, so the service made and "
+            "charged nothing (the same call sends it again)"
+        )
+    elif attempts is not None:
         tried = f"{attempts} attempt{'' if attempts == 1 else 's'}"
         text += f" ({tried}, retries and pauses included" + (f"; last: {last})" if last else ")")
-    return APITimeoutError(text, method=method, path=where)
+    error = APITimeoutError(text, method=method, path=where)
+    error.held_by_limit = held
+    return error
 
 
 def file_url_path(url: str) -> str:
@@ -429,6 +440,8 @@ def call_plan(
         deadline = earlier(deadline, start + client._config.timeout)
     tries, gate = Attempts(client._policy, client._clock, deadline, persistent), client._gate
     sent, last, unreadable, waited, sent_at = 0, None, 0, False, 0.0
+    # whether the service may have acted on an attempt: each answered 429 is a refusal
+    acted = False
     try:
         while True:
             seen = gate.penalties
@@ -448,6 +461,7 @@ def call_plan(
                 sent, sent_at = sent + 1, gate.clock()
                 status, headers, content = yield Send(tries)
                 if status != 429:
+                    acted = True
                     gate.answered()
                 if status < 300:
                     data = _answer(status, content, spec.decode)
@@ -455,11 +469,11 @@ def call_plan(
                         data if spec.expect is None else spec.expect(data, spec.method, spec.path)
                     )
             except httpx.DecodingError as exc:
-                last, unreadable = type(exc).__name__, unreadable + 1
+                acted, last, unreadable = True, type(exc).__name__, unreadable + 1
                 yield Wait(_after_unreadable_answer(client, spec, tries, exc, unreadable))
                 continue
             except httpx.TransportError as exc:
-                last = type(exc).__name__
+                acted, last = True, type(exc).__name__
                 yield Wait(_after_transport_error(client, spec, tries, exc))
                 continue
             last = f"HTTP {status}"
@@ -477,7 +491,7 @@ def call_plan(
                 yield Wait(delay)
     except DeadlinePassed:
         given = None if deadline is None else deadline - start
-        raise deadline_error(spec.method, spec.path, given, sent, last) from None
+        raise deadline_error(spec.method, spec.path, given, sent, last, held=not acted) from None
 
 
 def _answer(status: int, content: bytes, decode: Callable[[bytes], Any] | None = None) -> Any:

@@ -18,11 +18,14 @@ from __future__ import annotations
 import datetime as dt
 import os
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mediagen.client._errors import APITimeoutError
 from mediagen.datasets._schema import RESULT_COLUMNS
 
 if TYPE_CHECKING:
@@ -181,14 +184,36 @@ def _kind(client: Client, model: Any, kinds: dict[Any, str]) -> str:
     return kinds[model]
 
 
-def submit_row(client: Client, request: dict[str, Any], key: str, kinds: dict[Any, str]) -> Any:
+#: the least a row held past its deadline by the key's rate limit waits before its next try
+HELD_PAUSE = 0.05
+
+
+def submit_row(
+    client: Client,
+    request: dict[str, Any],
+    key: str,
+    kinds: dict[Any, str],
+    stopped: threading.Event | None = None,
+) -> Any:
     """Submit one row with its key: its generation (a new one, or the one that key made
-    already) or the exception that kept it from being sent."""
-    try:
-        kind = _kind(client, request.get("model"), kinds)
-        return client.resource(kind).create(**request, idempotency_key=key, estimate=False)
-    except Exception as exc:  # one outcome per row: the frame says what went wrong
-        return exc
+    already) or the exception that kept it from being sent. A row the key's rate limit held (or
+    refused) past the call's deadline was made by nobody: it waits its turn again rather than
+    fail, so a slow limit shared by many workers slows a table down and fails none of its
+    rows (unless the run is ``stopped`` meanwhile: then it is left unsent)."""
+    while True:
+        try:
+            kind = _kind(client, request.get("model"), kinds)
+            return client.resource(kind).create(**request, idempotency_key=key, estimate=False)
+        except APITimeoutError as exc:
+            # the slots the key's queue holds now go first: asked for at once, each retry
+            # would take a slot it cannot reach before its deadline, and none would be sent
+            pause = max(client._gate.waiting_for, HELD_PAUSE)
+            if not exc.held_by_limit or (stopped is not None and stopped.wait(pause)):
+                return exc
+            if stopped is None:
+                time.sleep(pause)
+        except Exception as exc:  # one outcome per row: the frame says what went wrong
+            return exc
 
 
 def _chunks(rows: pd.DataFrame, size: int) -> Iterator[pd.DataFrame]:
@@ -264,7 +289,7 @@ def run_rows(
         offset = 0
         for part in _chunks(rows, max(CHUNK, workers)):
             futures = [
-                pool.submit(submit_row, client, dict(request), str(key), kinds)
+                pool.submit(submit_row, client, dict(request), str(key), kinds, pool.stopped)
                 for request, key in zip(part["request"], part["key"], strict=True)
             ]
             if waiting is not None:

@@ -31,8 +31,11 @@ starts, holds its machine to that pace times the machine's share of the cluster'
 (counted in the scheduler's metadata, each worker under its machine's group); as the partition
 ends it puts back what its machine learned meanwhile, scaled to the whole cluster, for the
 other machines' next partitions and the next run. So the machines' shares add up to the
-cluster's pace, and each machine still adapts to the 429s it meets (the cut of a machine
-whose share was too much reaches the others a partition later).
+cluster's pace. Within a partition the machines learn as one: a 429 that cuts a machine's
+pace is told on distributed's events (a topic named like the Variable), every machine cuts
+with it, and each holds to its share of what the whole cluster had accepted
+(:class:`CutTogether`). Learning alone, one machine's growth was the other's 429 while its
+pace settled, read there as a fallen limit, until the paces sank to the floor.
 
 Why not a token per request from a scheduler-held ``Semaphore`` or ``Queue``: a round trip to
 the scheduler for every request, on every worker, and a driver thread to refill the tokens
@@ -44,6 +47,7 @@ machine's pace comes back within the gate's lease.
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Literal
@@ -187,6 +191,7 @@ def cluster_pace(pace: ClusterPace, gate: KeyGate) -> Iterator[None]:
 
     group, variable = machine_group(), Variable(pace.name, client=client)
     share = machine_share(client, pace, group)
+    cut_together(client, pace, gate, group, share)
     try:
         found = variable.get(timeout=5)
     except TimeoutError:
@@ -201,6 +206,82 @@ def cluster_pace(pace: ClusterPace, gate: KeyGate) -> Iterator[None]:
             at = time.time()
             pace.mark(at)
             variable.set({"pace": learned / share, "at": at, "group": group})
+
+
+class CutTogether:
+    """How a worker process's gate learns the key's limit with the other machines: as one
+    learner would, by the whole cluster's accepted rate. Each cut a 429 makes on a machine is
+    told, on a topic of distributed's events, with the rate the service had accepted from
+    that machine; a machine that hears of a cut cuts too (once per cut: see
+    :meth:`~mediagen.client._requests.KeyGate.cut_elsewhere`) and tells its own rate. Each
+    then holds to its share of the sum, times the factor of the cut. Cut each by its own rate
+    alone, a machine that happened to start slower stays slower at every cut, its rows lag the
+    others' and a lull there throws its pace to the floor."""
+
+    #: cuts told this close together (seconds, wall clock) are the same cut
+    SAME = 2.0
+
+    def __init__(self, gate: KeyGate, group: str, topic: str, worker: Any) -> None:
+        self.gate, self.group, self.topic, self.worker = gate, group, topic, worker
+        #: this machine's share of the cluster's workers (updated as each partition starts)
+        self.share = 1.0
+        self.lock = threading.Lock()
+        #: this process's last cut: the rate accepted then, its factor, when (wall clock)
+        self.mine: tuple[float, float, float] | None = None
+        #: per other machine, the rate it had accepted at its last cut, and when
+        self.heard_of: dict[str, tuple[float, float]] = {}
+
+    def tell(self, accepted: float, factor: float) -> None:
+        """The gate cut: tell the cluster (from a request's thread, so through the worker's
+        loop, which never blocks it)."""
+        at = time.time()
+        with self.lock:
+            self.mine = (accepted, factor, at)
+            self._settle()
+        message = {"group": self.group, "accepted": accepted, "at": at}
+        self.worker.loop.add_callback(self.worker.log_event, self.topic, message)
+
+    def heard(self, event: tuple[float, Any]) -> None:
+        """Another machine told of a cut (on the worker's loop)."""
+        found = event[1]
+        if not isinstance(found, dict) or found.get("group") in (None, self.group):
+            return
+        try:
+            accepted, at = float(found["accepted"]), float(found["at"])
+        except (KeyError, TypeError, ValueError):
+            return
+        with self.lock:
+            self.heard_of[str(found["group"])] = (accepted, at)
+        self.gate.cut_elsewhere()  # tells this machine's own rate when it cuts
+        with self.lock:
+            self._settle()
+
+    def _settle(self) -> None:
+        """Hold to this machine's share of the cut's whole accepted rate (under the lock)."""
+        if self.mine is None:
+            return
+        accepted, factor, at = self.mine
+        others = [rate for rate, when in self.heard_of.values() if abs(when - at) <= self.SAME]
+        if others:
+            self.gate.adopt(factor * (accepted + sum(others)) * self.share)
+
+
+#: per pace name, this process's part in the cluster's cuts
+_CUTTING: dict[str, CutTogether] = {}
+
+
+def cut_together(client: Any, pace: ClusterPace, gate: KeyGate, group: str, share: float) -> None:
+    """On a worker: its gate cuts with the other machines' (:class:`CutTogether`), listening
+    from the first partition of the process on."""
+    cutting = _CUTTING.get(pace.name)
+    if cutting is None:
+        from distributed import get_worker
+
+        topic = f"{pace.name}-cut"
+        cutting = _CUTTING[pace.name] = CutTogether(gate, group, topic, get_worker())
+        client.subscribe_topic(topic, cutting.heard)
+        gate.cut_listeners.append(cutting.tell)
+    cutting.share = share
 
 
 def _meta(ddf: dd.DataFrame) -> pd.DataFrame:

@@ -282,14 +282,14 @@ def deadline_error(
         # to a tenth: the time the request had, counted from its own start, is a few
         # milliseconds short of the call's timeout when the call did something first
         text = f"{method} {where} got no answer within its {round(seconds, 1):g} s deadline"
+    tried = None if attempts is None else f"{attempts} attempt{'' if attempts == 1 else 's'}"
     if held:
-        refused = f" (its {attempts} attempts answered 429)" if attempts else ""
+        said = f" ({tried}; last: {last})" if attempts and last else ""
         text += (
-            f": the key's rate limit held it all that time{refused}, so the service made and "
+            f"{said}: the key's rate limit held it all that time, so the service made and "
             "charged nothing (the same call sends it again)"
         )
-    elif attempts is not None:
-        tried = f"{attempts} attempt{'' if attempts == 1 else 's'}"
+    elif tried is not None:
         text += f" ({tried}, retries and pauses included" + (f"; last: {last})" if last else ")")
     error = APITimeoutError(text, method=method, path=where)
     error.held_by_limit = held

@@ -47,6 +47,9 @@ class ClusterPace:
     pace: float | None
     group: str
     at: float
+    #: the driver was told the pace (``rate_limit=``): the machines hold their shares of it,
+    #: and learn nothing together
+    told: bool = False
 
     def adopt(self, gate: KeyGate, pace: float | None, at: float, group: str, share: float) -> None:
         """Hold ``gate`` to ``share`` of ``pace`` (the cluster's, published at ``at`` by a
@@ -84,7 +87,8 @@ def driver_pace(client: Client) -> ClusterPace:
 
     config = client._config
     name = "mediagen-" + pace_file_name(config.base_url, config.key_fingerprint)
-    return ClusterPace(name, client._gate.pace, _machine_group(), time.time())
+    gate = client._gate
+    return ClusterPace(name, gate.pace, _machine_group(), time.time(), gate.rate is not None)
 
 
 def share_of(pace: ClusterPace | None, share: float) -> Coordinate:

@@ -31,7 +31,7 @@ starts, holds its machine to that pace times the machine's share of the cluster'
 (counted in the scheduler's metadata, each worker under its machine's group); as the partition
 ends it puts back what its machine learned meanwhile, scaled to the whole cluster, for the
 other machines' next partitions and the next run. So the machines' shares add up to the
-cluster's pace. Within a partition the machines learn as one: a 429 that cuts a machine's
+cluster's pace. Not told the limit, the machines learn it as one: a 429 that cuts a machine's
 pace is told on distributed's events (a topic named like the Variable), every machine cuts
 with it, and each holds to its share of what the whole cluster had accepted
 (:class:`CutTogether`). Learning alone, one machine's growth was the other's 429 while its
@@ -191,7 +191,8 @@ def cluster_pace(pace: ClusterPace, gate: KeyGate) -> Iterator[None]:
 
     group, variable = machine_group(), Variable(pace.name, client=client)
     share = machine_share(client, pace, group)
-    cut_together(client, pace, gate, group, share)
+    if not pace.told:
+        cut_together(client, pace, gate, group, share)
     try:
         found = variable.get(timeout=5)
     except TimeoutError:
@@ -214,9 +215,11 @@ class CutTogether:
     told, on a topic of distributed's events, with the rate the service had accepted from
     that machine; a machine that hears of a cut cuts too (once per cut: see
     :meth:`~mediagen.client._requests.KeyGate.cut_elsewhere`) and tells its own rate. Each
-    then holds to its share of the sum, times the factor of the cut. Cut each by its own rate
-    alone, a machine that happened to start slower stays slower at every cut, its rows lag the
-    others' and a lull there throws its pace to the floor."""
+    then holds to its share of the sum, times the factor of the cut: its share among the
+    machines that were sending (an idle one, or one just starting, accepted nothing and takes
+    nothing of the sum, nor counts in it). Cut each by its own rate alone, a machine that
+    happened to start slower stays slower at every cut, its rows lag the others' and a lull
+    there throws its pace to the floor."""
 
     #: cuts told this close together (seconds, wall clock) are the same cut
     SAME = 2.0
@@ -228,8 +231,8 @@ class CutTogether:
         self.lock = threading.Lock()
         #: this process's last cut: the rate accepted then, its factor, when (wall clock)
         self.mine: tuple[float, float, float] | None = None
-        #: per other machine, the rate it had accepted at its last cut, and when
-        self.heard_of: dict[str, tuple[float, float]] = {}
+        #: per other machine, at its last cut: the rate it had accepted, its share, when
+        self.heard_of: dict[str, tuple[float, float, float]] = {}
 
     def tell(self, accepted: float, factor: float) -> None:
         """The gate cut: tell the cluster (from a request's thread, so through the worker's
@@ -238,7 +241,7 @@ class CutTogether:
         with self.lock:
             self.mine = (accepted, factor, at)
             self._settle()
-        message = {"group": self.group, "accepted": accepted, "at": at}
+        message = {"group": self.group, "accepted": accepted, "share": self.share, "at": at}
         self.worker.loop.add_callback(self.worker.log_event, self.topic, message)
 
     def heard(self, event: tuple[float, Any]) -> None:
@@ -247,23 +250,30 @@ class CutTogether:
         if not isinstance(found, dict) or found.get("group") in (None, self.group):
             return
         try:
-            accepted, at = float(found["accepted"]), float(found["at"])
+            told = float(found["accepted"]), float(found["share"]), float(found["at"])
         except (KeyError, TypeError, ValueError):
             return
         with self.lock:
-            self.heard_of[str(found["group"])] = (accepted, at)
+            self.heard_of[str(found["group"])] = told
         self.gate.cut_elsewhere()  # tells this machine's own rate when it cuts
         with self.lock:
             self._settle()
 
     def _settle(self) -> None:
-        """Hold to this machine's share of the cut's whole accepted rate (under the lock)."""
-        if self.mine is None:
-            return
+        """Hold to this machine's share of the cut's whole accepted rate among the machines
+        that were sending (under the lock)."""
+        if self.mine is None or self.mine[0] <= 0:
+            return  # not sending here: its own cut stands until it has a rate to tell
         accepted, factor, at = self.mine
-        others = [rate for rate, when in self.heard_of.values() if abs(when - at) <= self.SAME]
+        others = [
+            (rate, share)
+            for rate, share, when in self.heard_of.values()
+            if rate > 0 and abs(when - at) <= self.SAME
+        ]
         if others:
-            self.gate.adopt(factor * (accepted + sum(others)) * self.share)
+            whole = accepted + sum(rate for rate, _ in others)
+            shares = self.share + sum(share for _, share in others)
+            self.gate.adopt(factor * whole * self.share / shares)
 
 
 #: per pace name, this process's part in the cluster's cuts

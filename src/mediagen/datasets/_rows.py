@@ -19,7 +19,6 @@ import datetime as dt
 import os
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import Future
 from pathlib import Path
@@ -193,7 +192,7 @@ def submit_row(
     request: dict[str, Any],
     key: str,
     kinds: dict[Any, str],
-    stopped: threading.Event | None = None,
+    stopped: threading.Event,
 ) -> Any:
     """Submit one row with its key: its generation (a new one, or the one that key made
     already) or the exception that kept it from being sent. A row the key's rate limit held (or
@@ -208,10 +207,8 @@ def submit_row(
             # the slots the key's queue holds now go first: asked for at once, each retry
             # would take a slot it cannot reach before its deadline, and none would be sent
             pause = max(client._gate.waiting_for, HELD_PAUSE)
-            if not exc.held_by_limit or (stopped is not None and stopped.wait(pause)):
+            if not exc.held_by_limit or stopped.wait(pause):
                 return exc
-            if stopped is None:
-                time.sleep(pause)
         except Exception as exc:  # one outcome per row: the frame says what went wrong
             return exc
 

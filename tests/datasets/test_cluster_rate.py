@@ -64,7 +64,8 @@ def test_a_dask_cluster_of_two_workers_keeps_together_under_the_limit(
     assert (out["status"] == "completed").all(), out["error"].dropna().tolist()[:3]
     assert_one_charge_per_row(out, charge_entries(sandbox, cluster_tenant)[before_charges:])
     share = limited / (passed + limited)
-    assert share <= 0.05, f"{share:.1%} of {passed + limited} requests were 429s"
+    # told the limit, the tasks hold to it and learn nothing past it (growing, 5 to 9%)
+    assert share <= 0.02, f"{share:.1%} of {passed + limited} requests were 429s"
 
     # what the workers coordinate through: named by the key's fingerprint, never the key
     from distributed import Variable
@@ -106,7 +107,7 @@ SPARK_RUN = textwrap.dedent(
     spark.stop()
     print(json.dumps({"completed": int((out["status"] == "completed").sum()),
                       "generations": out["generation_id"].dropna().tolist(),
-                      "parallelism": 4}))
+                      "share": mediagen.spark.executor_share(sdf)}))
     """
 )
 
@@ -131,7 +132,9 @@ def test_spark_local4_tasks_keep_together_under_the_limit(sandbox, cluster_tenan
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["completed"] == rows
+    assert found["share"] == 1.0  # every task of local[4] shares the machine's pace file
     new = charge_entries(sandbox, cluster_tenant)[before_charges:]
     assert sorted(e["generation_id"] for e in new) == sorted(found["generations"])
     share = limited / (passed + limited)
-    assert share <= 0.05, f"{share:.1%} of {passed + limited} requests were 429s"
+    # told the limit, the tasks hold to it and learn nothing past it (growing, 5 to 9%)
+    assert share <= 0.02, f"{share:.1%} of {passed + limited} requests were 429s"

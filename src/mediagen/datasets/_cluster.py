@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import weakref
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -56,8 +57,14 @@ class ClusterPace:
         process of ``group``) unless it was adopted already, or it is this machine's own and
         the machine has learned a pace: this machine's processes learn together through their
         pace file, and an adoption each time a partition starts would undo what they learned
-        since. (A pace the driver was told, ``rate_limit=``, is in no file: its machine's
-        workers start from it when they know nothing yet.)"""
+        since. A pace the driver was told (``rate_limit=``) is held fixed instead: the
+        machine's share of it, learning nothing, since growing past a limit the user knows
+        only earns 429s."""
+        if self.told and self.pace:
+            _HELD[gate] = gate.rate = self.pace * share
+            return
+        if gate.rate is not None and gate.rate == _HELD.get(gate):
+            gate.rate = None  # an earlier run's told pace: this run learns
         if not pace or at <= _ADOPTED.get(self.name, 0.0):
             return
         if group == _machine_group() and gate.learned is not None:
@@ -72,6 +79,9 @@ class ClusterPace:
 
 #: per pace name, the newest published pace this process adopted or published
 _ADOPTED: dict[str, float] = {}
+#: the told pace a run held each gate of this process to (a later run that was not told
+#: learns again rather than keep it)
+_HELD: weakref.WeakKeyDictionary[KeyGate, float] = weakref.WeakKeyDictionary()
 
 
 def _machine_group() -> str:

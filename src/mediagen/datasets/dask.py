@@ -31,9 +31,10 @@ starts, holds its machine to that pace times the machine's share of the cluster'
 (counted in the scheduler's metadata, each worker under its machine's group); as the partition
 ends it puts back what its machine learned meanwhile, scaled to the whole cluster, for the
 other machines' next partitions and the next run. So the machines' shares add up to the
-cluster's pace. Not told the limit, the machines learn it as one: a 429 that cuts a machine's
-pace is told on distributed's events (a topic named like the Variable), every machine cuts
-with it, and each holds to its share of what the whole cluster had accepted
+cluster's pace. A pace the driver was told is held fixed (each machine its share of it,
+nothing learned past it). Not told the limit, the machines learn it as one: a 429 that cuts a
+machine's pace is told on distributed's events (a topic named like the Variable), every
+machine cuts with it, and each holds to its share of what the whole cluster had accepted
 (:class:`CutTogether`). Learning alone, one machine's growth was the other's 429 while its
 pace settled, read there as a fallen limit, until the paces sank to the floor.
 

@@ -37,7 +37,8 @@ has no shared object a task could read the others' pace from, so on a machine ot
 driver's the budget is divided: the pace the driver knows when the run is planned (told with
 ``rate_limit=`` or learned) is split between the tasks that run at once (the session's default
 parallelism), and the machine's tasks take their executor's part (``spark.executor.cores`` of
-them) and adapt within it from the 429s they meet.
+them) and adapt within it from the 429s they meet. A pace the driver was told is held fixed:
+each machine's part of it, nothing learned past it.
 """
 
 from __future__ import annotations
@@ -107,8 +108,12 @@ def generate(
 
 
 def executor_share(sdf: DataFrame) -> float:
-    """An executor's part of the key's pace: its task slots over the tasks that run at once."""
+    """An executor's part of the key's pace: its task slots over the tasks that run at once.
+    In a ``local[N]`` session every task runs on the driver's machine and shares its pace
+    file: the machine takes the whole pace."""
     context = sdf.sparkSession.sparkContext
+    if str(context.master).startswith("local"):
+        return 1.0
     slots = max(1, int(context.defaultParallelism))
     cores = int(context.getConf().get("spark.executor.cores", "1") or 1)
     return min(1.0, cores / slots)

@@ -190,6 +190,14 @@ def test_generations_frame_rejects_bad_filters():
         generations_frame(endpoint, created_after=dt.datetime(2026, 1, 1))
 
 
+def test_generations_frame_names_an_async_client_rather_than_fetching_coroutines():
+    import mediagen
+
+    client = mediagen.AsyncClient(api_key="sk-never-sent", base_url="http://127.0.0.1:9")
+    with pytest.raises(TypeError, match="not an AsyncClient"):
+        generations_frame(client)
+
+
 def test_pages_never_double_count_a_generation():
     gen = generation()
     frame = frame_from_pages([{"data": [gen]}, {"data": [gen]}])

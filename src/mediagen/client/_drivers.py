@@ -19,6 +19,7 @@ import httpx
 
 from mediagen.client._base import USER_AGENT, BaseClient
 from mediagen.client._config import DEFAULT_CONCURRENCY, ssl_context
+from mediagen.client._errors import WaitInterrupted
 from mediagen.client._requests import Attempts, DeadlinePassed
 
 if TYPE_CHECKING:
@@ -223,8 +224,11 @@ class SyncDriver(BaseClient):
         return steps.result
 
     def _iterate(self, flow: Any) -> Iterator[Any]:
+        """The items ``flow`` emits. An interruption is raised from here: its message says what
+        is left, the frames of the flow and driver would not help."""
         from mediagen.client._effects import Emit, Steps
 
+        __tracebackhide__ = True
         try:
             for effect in (steps := Steps(flow)):
                 if type(effect) is Emit:
@@ -234,6 +238,8 @@ class SyncDriver(BaseClient):
                     steps.answer(self._perform(effect))
                 except BaseException as exc:
                     steps.fail(exc)
+        except WaitInterrupted as exc:
+            raise exc.with_traceback(None) from None
         finally:
             flow.close()
 

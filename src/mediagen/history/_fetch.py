@@ -41,6 +41,10 @@ def page_getter(client: PageSource) -> PageGetter:
 def _getter(
     client: PageSource, decode: Callable[[bytes], Any]
 ) -> Callable[[Mapping[str, Any]], Any]:
+    from mediagen.client import AsyncClient
+
+    if isinstance(client, AsyncClient):  # its pages are awaited; the fetch threads block
+        raise TypeError("generations_frame reads pages with a mediagen.Client, not an AsyncClient")
     generations = getattr(client, "generations", None)
     raw_page = getattr(generations, "_list_page_raw", None)
     if raw_page is not None:

@@ -190,18 +190,20 @@ def summary(path: str | Path) -> dict[str, Any] | None:
         sidecar = read_sidecar(file) or {}
         if sidecar.get("signed"):
             record = sidecar.get(ASSERTION_LABEL) or {}
-            return {
-                "status": "not checked",
-                "model": record.get("model"),
-                "signer": None,
-                "code": "install mediagen[provenance] to check a signature",
-            }
+            return said(
+                "not checked",
+                model=record.get("model"),
+                code="install mediagen[provenance] to check a signature",
+            )
         verdict = _from_sidecar(file)
     if verdict.status == NO_MANIFEST:  # nothing of ours to show, readable or not
         return None
-    return {
-        "status": verdict.status,
-        "model": verdict.model,
-        "signer": verdict.signer,
-        "code": verdict.code,
-    }
+    return said(verdict.status, model=verdict.model, signer=verdict.signer, code=verdict.code)
+
+
+def said(
+    status: str, *, model: str | None = None, signer: str | None = None, code: str | None = None
+) -> dict[str, Any]:
+    """What a widget shows of a file's credentials: its verdict, the model that made it, who
+    signed it and the validation code (JSON, for a trait)."""
+    return {"status": status, "model": model, "signer": signer, "code": code}

@@ -57,12 +57,12 @@ async def credentials(path: Path) -> dict[str, Any] | None:
     on a worker thread: checking a signature hashes the whole file."""
     import asyncio
 
-    from mediagen.provenance import summary
+    from mediagen.provenance._verify import said, summary
 
     try:
         return await asyncio.to_thread(summary, path)
     except (OSError, ValueError) as exc:  # an unreadable sidecar is said, not raised
-        return {"status": "unreadable", "model": None, "signer": None, "code": str(exc)}
+        return said("unreadable", code=str(exc))
 
 
 def item_at(path: str | Path, output: GenerationOutput[Any], label: str) -> MediaItem:

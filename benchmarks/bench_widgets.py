@@ -33,15 +33,13 @@ Nothing here asserts a time; the ratios are for reading (lower is better for med
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests" / "ui"))
+from _browser import arguments, require_chromium, spread
 
 SETUP = r"""
 import base64, html, io, json, os, datetime as dt
@@ -285,23 +283,15 @@ BASELINES = {
 }
 
 
-def spread(values: list[float]) -> str:
-    """The median and, in brackets, the lowest and highest run."""
-    return f"{statistics.median(values):8.1f} [{min(values):.0f}..{max(values):.0f}]"
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args()
+    args = arguments(__doc__)
+    require_chromium()
 
     from playwright.sync_api import sync_playwright
 
     from conftest import CHROMIUM, CHROMIUM_ARGS, FIND_PANEL, Lab, LabServer
     from mediagen_sandbox.testing import running_sandbox
 
-    if not CHROMIUM.exists():
-        sys.exit(f"needs Chromium at {CHROMIUM}: apt-get install chromium")
     results: dict[str, tuple[list[float], list[float]]] = {}
     loaded = [0, 0]
     with (

@@ -34,7 +34,7 @@ def front_end() -> bool:
     """A kernel a front end talks to (Jupyter's, or a marimo notebook's, so widgets can
     render), and the widget libraries."""
     ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None  # type: ignore[attr-defined]
+    shell = ipython.get_ipython() if ipython is not None else None
     if getattr(shell, "kernel", None) is None and not _in_marimo():
         return False
     return all(importlib.util.find_spec(name) is not None for name in ("ipywidgets", "anywidget"))

@@ -104,7 +104,7 @@ def read_parts(output_dir: str) -> list[dict[str, Any]]:
 def _newest_run(parts: list[dict[str, Any]]) -> str:
     """The run whose part was written last: the run last computed, as a local run's manifest
     is the last run's."""
-    return max(_rows_parts(parts), key=lambda part: part.get("written_at") or 0.0)["run_id"]
+    return str(max(_rows_parts(parts), key=lambda part: part.get("written_at") or 0.0)["run_id"])
 
 
 def _rows_parts(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -459,7 +459,7 @@ def plan(
             verdicts[key] = tuple(_problems(client, request, entries))
         found = verdicts[key]
         texts.append("; ".join(found))
-        problems += [(label, *text.split(": ", 1)) for text in found]  # type: ignore[misc]
+        problems += [(label, *text.split(": ", 1)) for text in found]
     if problems and on_invalid == "raise":
         raise PlanError(
             f"{len({p[0] for p in problems})} of {len(df)} rows are invalid (nothing was sent)",

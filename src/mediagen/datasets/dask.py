@@ -101,7 +101,10 @@ def generate(
     asked = Asked(model, budget, run_id, output_dir, concurrency, client, fields, on_invalid)
     run, _ = prepare(ddf, asked)
     publish_pace(run.pace)
-    return ddf.map_partitions(_run_partition, run, meta=_meta(ddf), align_dataframes=False)
+    out: dd.DataFrame = ddf.map_partitions(
+        _run_partition, run, meta=_meta(ddf), align_dataframes=False
+    )
+    return out
 
 
 def prepare(ddf: dd.DataFrame, asked: Asked) -> tuple[ClusterRun, Plan]:

@@ -93,6 +93,12 @@ def test_the_drivers_own_machine_keeps_what_its_processes_learned(monkeypatch, t
     with _cluster.share_of(mine, 1.0)(gate):
         assert gate.rate is None
         assert gate.pace == 7.0
+    # nothing known anywhere: a machine starts modest, at its share of the cluster's start
+    unknown = _cluster.ClusterPace("mediagen-pace-key_abc-123", None, "elsewhere", 300.0)
+    with _cluster.share_of(unknown, 0.5)(starting := KeyGate()):
+        assert starting.pace == _cluster.ClusterPace.START * 0.5
+    with _cluster.share_of(unknown, 0.5)(gate):
+        assert gate.pace == 7.0  # what this machine learned stands
     monkeypatch.setenv(_pace.ENV_RUNTIME_DIR, str(tmp_path / "elsewhere"))
     assert _pace.machine_group() != mine.group
 

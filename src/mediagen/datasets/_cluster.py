@@ -20,7 +20,7 @@ import weakref
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from mediagen.datasets._schema import RESULT_COLUMNS
 
@@ -52,6 +52,12 @@ class ClusterPace:
     #: and learn nothing together
     told: bool = False
 
+    #: the whole cluster's pace when nothing is known of the limit (requests per second): the
+    #: machines start there and grow while the pace holds them back, as TCP's slow start does.
+    #: Unpaced, every machine's first requests go at once (machines x concurrency), far past
+    #: a small limit's burst, and each meets the limit before any has learned it
+    START: ClassVar[float] = 4.0
+
     def adopt(self, gate: KeyGate, pace: float | None, at: float, group: str, share: float) -> None:
         """Hold ``gate`` to ``share`` of ``pace`` (the cluster's, published at ``at`` by a
         process of ``group``) unless it was adopted already, or it is this machine's own and
@@ -59,13 +65,18 @@ class ClusterPace:
         pace file, and an adoption each time a partition starts would undo what they learned
         since. A pace the driver was told (``rate_limit=``) is held fixed instead: the
         machine's share of it, learning nothing, since growing past a limit the user knows
-        only earns 429s."""
+        only earns 429s. Nothing known anywhere (no pace published, none learned here), the
+        machine starts at its share of ``START``."""
         if self.told and self.pace:
             _HELD[gate] = gate.rate = self.pace * share
             return
         if gate.rate is not None and gate.rate == _HELD.get(gate):
             gate.rate = None  # an earlier run's told pace: this run learns
-        if not pace or at <= _ADOPTED.get(self.name, 0.0):
+        if not pace:
+            if gate.learned is None:  # nothing known anywhere: start modest
+                gate.adopt(self.START * share)
+            return
+        if at <= _ADOPTED.get(self.name, 0.0):
             return
         if group == _machine_group() and gate.learned is not None:
             return

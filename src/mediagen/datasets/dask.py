@@ -32,11 +32,12 @@ starts, holds its machine to that pace times the machine's share of the cluster'
 ends it puts back what its machine learned meanwhile, scaled to the whole cluster, for the
 other machines' next partitions and the next run. So the machines' shares add up to the
 cluster's pace. A pace the driver was told is held fixed (each machine its share of it,
-nothing learned past it). Not told the limit, the machines learn it as one: a 429 that cuts a
-machine's pace is told on distributed's events (a topic named like the Variable), every
-machine cuts with it, and each holds to its share of what the whole cluster had accepted
-(:class:`CutTogether`). Learning alone, one machine's growth was the other's 429 while its
-pace settled, read there as a fallen limit, until the paces sank to the floor.
+nothing learned past it). Nothing known, the machines start modest and grow while the pace
+binds (``ClusterPace.START``, a slow start). Not told the limit, the machines learn it as
+one: a 429 that cuts a machine's pace is told on distributed's events (a topic named like the
+Variable), every machine cuts with it, and each holds to its share of what the whole cluster
+had accepted (:class:`CutTogether`). Learning alone, one machine's growth was the other's 429
+while its pace settled, read there as a fallen limit, until the paces sank to the floor.
 
 Why not a token per request from a scheduler-held ``Semaphore`` or ``Queue``: a round trip to
 the scheduler for every request, on every worker, and a driver thread to refill the tokens
@@ -68,6 +69,7 @@ require("dask", "mediagen.dask")
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
+    import distributed
     import pandas as pd
 
     from mediagen.client import Client
@@ -145,7 +147,7 @@ def _run_partition(
     return run.run(part, coordinate, place)
 
 
-def _distributed_client() -> Any:
+def _distributed_client() -> distributed.Client | None:
     """The ``distributed`` client of this process (a worker's, or the driver's default), or
     None when the graph runs on Dask's local schedulers (one machine: the pace file is enough)."""
     try:
@@ -168,7 +170,7 @@ def publish_pace(pace: ClusterPace | None) -> None:
     Variable(pace.name, client=client).set({"pace": pace.pace, "at": pace.at, "group": pace.group})
 
 
-def machine_share(client: Any, pace: ClusterPace, group: str) -> float:
+def machine_share(client: distributed.Client, pace: ClusterPace, group: str) -> float:
     """This machine's share of the cluster's workers: its workers named under ``group`` in
     the scheduler's metadata (this one now among them) over every worker the scheduler has.
     One of this machine's workers not named yet makes the share smaller, never larger."""
@@ -284,7 +286,9 @@ class CutTogether:
 _CUTTING: dict[str, CutTogether] = {}
 
 
-def cut_together(client: Any, pace: ClusterPace, gate: KeyGate, group: str, share: float) -> None:
+def cut_together(
+    client: distributed.Client, pace: ClusterPace, gate: KeyGate, group: str, share: float
+) -> None:
     """On a worker: its gate cuts with the other machines' (:class:`CutTogether`), listening
     from the first partition of the process on."""
     cutting = _CUTTING.get(pace.name)

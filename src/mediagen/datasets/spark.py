@@ -37,8 +37,9 @@ has no shared object a task could read the others' pace from, so on a machine ot
 driver's the budget is divided: the pace the driver knows when the run is planned (told with
 ``rate_limit=`` or learned) is split between the tasks that run at once (the session's default
 parallelism), and the machine's tasks take their executor's part (``spark.executor.cores`` of
-them) and adapt within it from the 429s they meet. A pace the driver was told is held fixed:
-each machine's part of it, nothing learned past it.
+them) and adapt within it from the 429s they meet (nothing known, from a modest start: see
+``ClusterPace.START``). A pace the driver was told is held fixed: each machine's part of it,
+nothing learned past it.
 """
 
 from __future__ import annotations

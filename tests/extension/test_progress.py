@@ -50,12 +50,15 @@ def test_widget_mode_shows_a_bar_then_leaves_a_static_summary():
         bar = Progress("Downloading", total=3, unit="file", mode="widget")
         bar.advance(message="a.png")
         bar.advance(message="b.png")
-        assert bar._bar.value == 2
-        assert bar._bar.max == 3
-        assert "2/3 files · b.png" in bar._label.value
+        assert (bar._widget.value, bar._widget.max) == (2, 3)
+        assert "2/3 files · b.png" in bar._widget.line
+        assert bar._widget.description == "Downloading"
         bar.close()
     first, last = captured.outputs[0], captured.outputs[-1]
     assert "application/vnd.jupyter.widget-view+json" in first.data
+    # an anywidget: no ipywidgets control for a front end to know
+    assert first.data["application/vnd.jupyter.widget-view+json"]["model_id"]
+    assert bar._widget._view_module == "anywidget"
     # The live widget is replaced in place (same display id) by a summary with no widget state.
     assert last.update is True
     assert last.transient["display_id"] == first.transient["display_id"]
@@ -71,12 +74,12 @@ def test_not_a_notebook_in_a_plain_shell_or_script():
     assert in_notebook() is False  # InteractiveShell is not a kernel
     script = (
         "import mediagen.display._progress as p, sys; "
-        "print(p.in_notebook(), 'ipywidgets' in sys.modules)"
+        "print(p.in_notebook(), p.in_marimo(), 'anywidget' in sys.modules, 'marimo' in sys.modules)"
     )
     out = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     ).stdout
-    assert out.split() == ["False", "False"]
+    assert out.split() == ["False", "False", "False", "False"]
 
 
 def test_generation_messages_and_callback():

@@ -13,14 +13,15 @@ from mediagen.display._progress import Progress, expected_seconds, typical_secon
 from mediagen.local._journal import Journal
 
 
-def test_a_pending_wait_without_history_draws_an_empty_bar_not_a_full_one():
+def test_a_pending_wait_without_history_draws_an_indeterminate_bar_not_a_full_one():
     assert InteractiveShell.instance() is not None
     with capture_output():
         bar = Progress("Generation vidra-2", mode="widget")
         bar.update(message="pending · vidra-2")
-        assert bar._bar.value < bar._bar.max, "a full bar reads as done"
-        assert bar._bar.value == 0
-        assert "usually" not in bar._label.value
+        # max 0: the view draws a <progress> without a value, which the browser animates
+        assert (bar._widget.max, bar._widget.value) == (0, 0), "a full bar reads as done"
+        assert bar._widget.line.startswith("pending · vidra-2 · ")
+        assert "usually" not in bar._widget.line
         bar.close()
 
 
@@ -28,14 +29,15 @@ def test_a_pending_wait_fills_towards_the_expected_time_but_never_to_the_end():
     with capture_output():
         bar = Progress("Generation vidra-2", mode="widget", expected=0.2)
         bar.update(message="pending · vidra-2")
-        early = bar._bar.value
-        assert early < bar._bar.max // 2
-        assert "(usually ~0.2 s)" in bar._label.value
+        early = bar._widget.value
+        assert bar._widget.max == Progress.WAIT_SCALE
+        assert early < bar._widget.max // 2
+        assert "(usually ~0.2 s)" in bar._widget.line
         deadline = time.monotonic() + 10
         while bar.elapsed < 0.4 and time.monotonic() < deadline:
             time.sleep(0.05)
         bar.update(message="pending · vidra-2")
-        assert early < bar._bar.value < bar._bar.max
+        assert early < bar._widget.value < bar._widget.max
         bar.close()
 
 

@@ -265,9 +265,18 @@ class Notebook:
         self.page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
 
     def run_cell(self, index: int) -> None:
+        """Run cell ``index``, until it has run."""
         self._js(
             "panel.content.activeCellIndex = args[0];"
             "return app.commands.execute('notebook:run-cell');",
+            index,
+        )
+
+    def start_cell(self, index: int) -> None:
+        """Run cell ``index`` and come back at once, to watch it while it runs."""
+        self._js(
+            "panel.content.activeCellIndex = args[0];"
+            "app.commands.execute('notebook:run-cell'); return null;",
             index,
         )
 

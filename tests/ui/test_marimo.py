@@ -218,6 +218,64 @@ def test_the_tutorial_studio_submits_then_the_dashboard_and_a_plan_show_in_marim
     assert page.errors == []  # type: ignore[attr-defined]
 
 
+#: a table run in marimo: its progress is marimo's own bar, then the run's summary line
+TABLE_RUN = """
+import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import pandas as pd
+
+    import mediagen as mg
+
+    rows = pd.DataFrame(
+        {"caption": ["a kite [[slow:1]]", "a fox [[slow:4]]", "a lighthouse [[slow:7]]"]}
+    )
+    plan = rows.mediagen.plan(mg.Client(), model="pixel-1", prompt="{caption}")
+    return (plan,)
+
+
+@app.cell
+def _(plan):
+    done = plan.run(output_dir="out")
+    return (done,)
+
+
+@app.cell
+def _(done):
+    f"{(done['status'] == 'completed').sum()} rows completed"
+    return
+"""
+
+
+def test_a_table_run_shows_marimos_own_progress_bar_then_its_summary(
+    sandbox, tenant, tmp_path, browser_page
+):
+    page = browser_page
+    notebook = tmp_path / "table_run.py"
+    notebook.write_text(TABLE_RUN)
+    env = _environment(sandbox, tenant, tmp_path)
+    with marimo_serving("run", notebook, env, tmp_path / "marimo.log") as url:
+        page.goto(url)
+        # marimo's progress element, titled by the run, with the rows done so far beside it
+        bar = page.locator("marimo-progress").filter(has_text="Running table")
+        expect(bar).to_be_visible(timeout=TIMEOUT)
+        # each row as it finishes, not the three at once at the end
+        expect(bar).to_have_attribute("data-progress", "1", timeout=TIMEOUT)
+        expect(bar).to_contain_text("1/3 rows")
+        expect(bar).to_have_attribute("data-progress", "2", timeout=TIMEOUT)
+        summary = page.locator(".mediagen-progress-summary")
+        expect(summary).to_have_text(
+            re.compile(r"Running table: 3 rows, 0 failed, 3 credits"), timeout=TIMEOUT
+        )
+        expect(bar).to_have_count(0)  # the bar gives way to the summary
+        expect(page.get_by_text("3 rows completed")).to_be_visible()
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
 def test_the_tutorial_runs_as_a_script(sandbox, tenant, tmp_path):
     """``python notebooks/marimo_quickstart.py``: every cell runs, with no front end at all."""
     env = _environment(sandbox, tenant, tmp_path)

@@ -20,7 +20,7 @@ import os
 import tempfile
 import threading
 from collections.abc import Callable, Hashable, Iterator
-from concurrent.futures import Future
+from concurrent.futures import Future, as_completed
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -247,12 +247,21 @@ def _watch_chunk(
         else:
             position[outcome.id] = i
             gens.append(outcome)
-    saving: list[tuple[int, Future[dict[str, Any]]]] = []
-    for gen in client.generations.watch(gens, download=False):
-        saving.append((position[gen.id], pool.submit(finished_record, client, gen, output_dir)))
-    for i, future in saving:
+    # a row is told as soon as its output is saved, not when its whole chunk is: a progress
+    # bar moves with each row
+    saving: dict[Future[dict[str, Any]], int] = {}
+
+    def tell(future: Future[dict[str, Any]]) -> None:
+        i = saving.pop(future)
         records[i] = future.result()
         _tell(on_row, labels[i], records[i])
+
+    for gen in client.generations.watch(gens, download=False):
+        saving[pool.submit(finished_record, client, gen, output_dir)] = position[gen.id]
+        for future in [f for f in saving if f.done()]:
+            tell(future)
+    for future in as_completed(list(saving)):
+        tell(future)
 
 
 def _tell(on_row: OnRow | None, label: Hashable, record: dict[str, Any] | None) -> None:

@@ -6,14 +6,16 @@ must also run in a terminal IPython, a script or a test where there is no widget
 
 ``Progress`` picks its display once, when created:
 
-- **widget** (inside a Jupyter kernel with ipywidgets installed): an ``IntProgress`` bar and a
-  label, shown through a display handle. When the operation ends the widget is *replaced* by a
-  static one-line summary (text and HTML), so a saved notebook keeps a readable result and no
-  widget state.
+- **widget** (inside a Jupyter kernel): a bar and a line of text (``ProgressBar``, an
+  anywidget, so every Jupyter front end draws it), shown through a display handle. When the
+  operation ends the widget is *replaced* by a static one-line summary (text and HTML), so a
+  saved notebook keeps a readable result and no widget state.
+- **marimo** (in a marimo notebook's cell): marimo's own progress bar (a spinner while the
+  amount of work is unknown), replaced by the same summary when the operation ends.
 - **text** (everywhere else): one line per meaningful change on ``stderr`` (throttled), and a
   final line.
 
-ipywidgets and IPython are imported only when a widget display is actually made, so importing
+anywidget, IPython and marimo are imported only when their display is actually made, so importing
 this module costs nothing in a plain script.
 
 Usage::
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import importlib.util
 import os
 import statistics
 import sys
@@ -37,14 +40,15 @@ from typing import Any, Literal, TextIO
 
 from mediagen.wire._fields import read_field
 
-Mode = Literal["auto", "widget", "text", "off"]
+Mode = Literal["auto", "widget", "marimo", "text", "off"]
 
 #: Seconds between two text lines that only report a count or elapsed time.
 TEXT_THROTTLE_SECONDS = 1.0
 
 
 def in_notebook() -> bool:
-    """True inside a Jupyter kernel whose front end can show widgets.
+    """True inside a Jupyter kernel whose front end can show the bar (anywidget installed:
+    the ``notebook`` extra).
 
     A terminal IPython, a script and ``InteractiveShell`` in tests all answer False.
     """
@@ -52,15 +56,20 @@ def in_notebook() -> bool:
     if ipython_module is None:
         return False
     shell = ipython_module.get_ipython()
-    if shell is None:
+    if shell is None or type(shell).__name__ != "ZMQInteractiveShell":
         return False
-    if type(shell).__name__ != "ZMQInteractiveShell":
+    return importlib.util.find_spec("anywidget") is not None
+
+
+def in_marimo() -> bool:
+    """True while a marimo notebook runs this process's cells (not ``python notebook.py``)."""
+    marimo = sys.modules.get("marimo")
+    if marimo is None:
         return False
     try:
-        import ipywidgets  # noqa: F401
-    except ImportError:  # pragma: no cover - ipywidgets is in the notebook extra
+        return bool(marimo.running_in_notebook())
+    except Exception:  # an older marimo, or one half imported
         return False
-    return True
 
 
 def format_seconds(seconds: float) -> str:
@@ -203,14 +212,15 @@ class Progress:
         self._last_text_at = 0.0
         self._last_text_key: tuple[Any, ...] | None = None
         if mode == "auto":
-            mode = "widget" if in_notebook() else "text"
+            mode = "widget" if in_notebook() else "marimo" if in_marimo() else "text"
         self.mode: Mode = mode
         self._widget: Any = None
-        self._bar: Any = None
-        self._label: Any = None
         self._handle: Any = None
+        self._status: Any = None  # marimo's indicator (its context manager)
         if mode == "widget":
             self._make_widget()
+        elif mode == "marimo":
+            self._make_status()
         self._render(force=True)
 
     # -- public API -------------------------------------------------------------------------
@@ -247,6 +257,11 @@ class Progress:
         if self.mode == "widget":
             self._handle.update(ProgressSummary(text, ok=ok))
             self._widget.close()
+        elif self.mode == "marimo":
+            import marimo
+
+            self._status.__exit__(None, None, None)  # removes it from the cell's output
+            marimo.output.append(ProgressSummary(f"{self.description}: {text}", ok=ok))
         elif self.mode == "text":
             print(f"{self.description}: {text}", file=self._out(), flush=True)
 
@@ -300,30 +315,50 @@ class Progress:
         return " · ".join(parts)
 
     def _make_widget(self) -> None:
-        import ipywidgets as widgets
         from IPython.display import display
 
-        self._bar = widgets.IntProgress(
-            min=0,
-            max=max(self.total, 1) if self.total else self.WAIT_SCALE,
-            value=0,
-            bar_style="" if self.total else "info",
-            description=self.description,
-            style={"description_width": "initial"},
-            layout=widgets.Layout(width="auto", flex="0 1 420px"),
-        )
-        self._label = widgets.Label(value="")
-        self._widget = widgets.HBox([self._bar, self._label])
+        from mediagen.display._bar import ProgressBar
+
+        self._widget = ProgressBar(description=self.description)
         self._handle = display(self._widget, display_id=True)
+
+    def _make_status(self) -> None:
+        """marimo's bar when the amount of work is known; else a spinner, or a bar scaled to
+        the expected time without marimo's rate and time-left (which would count its scale)."""
+        import marimo
+
+        if self.total or self.expected is not None:
+            known = bool(self.total)
+            self._status = marimo.status.progress_bar(
+                total=max(self.total or 0, 1) if known else self.WAIT_SCALE,
+                title=self.description,
+                show_rate=known,
+                show_eta=known,
+                remove_on_exit=True,
+            )
+            self._shown: int | None = 0
+        else:
+            self._status = marimo.status.spinner(title=self.description, remove_on_exit=True)
+            self._shown = None
+        self._indicator = self._status.__enter__()
 
     def _render(self, *, force: bool = False) -> None:
         if self.mode == "widget":
-            if self.total:
-                self._bar.max = max(self.total, 1)
-                self._bar.value = min(self.done, self.total)
-            else:
-                self._bar.value = self._wait_fill()
-            self._label.value = self._line()
+            with self._widget.hold_sync():
+                if self.total:
+                    self._widget.max = max(self.total, 1)
+                    self._widget.value = min(self.done, self.total)
+                elif self.expected is not None:
+                    self._widget.max = self.WAIT_SCALE
+                    self._widget.value = self._wait_fill()
+                self._widget.line = self._line()
+        elif self.mode == "marimo":
+            if self._shown is None:  # a spinner
+                self._indicator.update(subtitle=self._line())
+                return
+            shown = min(self.done, self.total) if self.total else self._wait_fill()
+            self._indicator.update(increment=shown - self._shown, subtitle=self._line())
+            self._shown = shown
         elif self.mode == "text":
             # A new message or count is always worth a line; elapsed time alone is throttled.
             key = (self.done, self.total, self.message)

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import sys
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import anywidget
 import traitlets
 
+from mediagen.display._progress import in_marimo
 from mediagen.widgets import _assets
 
 log = logging.getLogger("mediagen.widgets")
@@ -77,23 +77,13 @@ class MediagenWidget(ReportsErrors, anywidget.AnyWidget):
         super().__init_subclass__(**kwargs)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        if _in_marimo():
+        if in_marimo():
             # marimo serves a widget's module from a file it registers with the cell being
             # run, and cannot when none is (a job card made when a job is submitted, the
             # meter made after the studio's first paint): the module goes as a data URL,
             # which marimo takes as it is (read by anywidget before the traits exist)
             self._esm = _assets.esm_data_url(type(self)._module)
         super().__init__(*args, **kwargs)
-
-
-def _in_marimo() -> bool:
-    marimo = sys.modules.get("marimo")
-    if marimo is None:
-        return False
-    try:
-        return bool(marimo.running_in_notebook())
-    except Exception:  # an older marimo, or one half imported: its default serving
-        return False
 
 
 class EchoedToPage(traitlets.HasTraits):

@@ -109,7 +109,9 @@ def test_two_processes_told_the_limit_send_it_together_not_each(sandbox, tenant_
         alone = _rate(sandbox, alone_tenant, before, alone_results)
     assert [r["completed"] for r in results] == [20, 20]
     assert all(r["shared"] for r in results)
-    assert alone > 1.4 * limit, f"alone: {alone / limit:.2f} of the limit, proves nothing"
+    # each alone sends the limit: about twice it together, less when a loaded machine starts
+    # one process late (1.38 seen under CI's load); above the 1.1 bound either way
+    assert alone > 1.25 * limit, f"alone: {alone / limit:.2f} of the limit, proves nothing"
     assert shared <= 1.1 * limit, f"together: {shared / limit:.2f} of the limit"
 
 

@@ -232,7 +232,7 @@ def _():
     import mediagen as mg
 
     rows = pd.DataFrame(
-        {"caption": ["a kite [[slow:1]]", "a fox [[slow:4]]", "a lighthouse [[slow:7]]"]}
+        {"caption": ["a kite [[slow:1]]", "a fox [[slow:5]]", "a lighthouse [[slow:9]]"]}
     )
     plan = rows.mediagen.plan(mg.Client(), model="pixel-1", prompt="{caption}")
     return (plan,)
@@ -263,7 +263,7 @@ def test_a_table_run_shows_marimos_own_progress_bar_then_its_summary(
         # marimo's progress element, titled by the run, with the rows done so far beside it
         bar = page.locator("marimo-progress").filter(has_text="Running table")
         expect(bar).to_be_visible(timeout=TIMEOUT)
-        # each row as it finishes, not the three at once at the end
+        # each row as it finishes (4 s apart), not the three at once at the end
         expect(bar).to_have_attribute("data-progress", "1", timeout=TIMEOUT)
         expect(bar).to_contain_text("1/3 rows")
         expect(bar).to_have_attribute("data-progress", "2", timeout=TIMEOUT)

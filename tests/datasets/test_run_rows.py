@@ -49,3 +49,20 @@ def test_a_refused_row_is_a_line_of_the_frame_not_an_exception(client, charges, 
     assert pd.isna(out.loc[2, "generation_id"])
     credits, _ = charges(tenant)
     assert sum(credits.values()) == out["credits"].sum()
+
+
+def test_a_row_is_told_once_saved_while_the_rest_of_its_chunk_still_runs(client, tmp_path):
+    """Progress moves with the rows: the quick row is told seconds before the slow one ends,
+    not when the whole chunk has finished."""
+    import time
+
+    requests = [
+        {"model": "pixel-1", "prompt": "quick [[slow:0.5]]"},
+        {"model": "pixel-1", "prompt": "slow [[slow:6]]"},
+    ]
+    told: dict[object, float] = {}
+    run_rows(
+        client, _rows(requests), output_dir=tmp_path / "out",
+        progress=lambda label, record: told.setdefault(label, time.monotonic()),
+    )  # fmt: skip
+    assert told[1] - told[0] > 2, told

@@ -247,8 +247,8 @@ def _watch_chunk(
         else:
             position[outcome.id] = i
             gens.append(outcome)
-    # a row is told as soon as its output is saved, not when its whole chunk is: a progress
-    # bar moves with each row
+    # a row is told once its output is saved, by the next round of the watch (its updates
+    # come here), not when its whole chunk is: a progress bar moves with the rows
     saving: dict[Future[dict[str, Any]], int] = {}
 
     def tell(future: Future[dict[str, Any]]) -> None:
@@ -256,10 +256,13 @@ def _watch_chunk(
         records[i] = future.result()
         _tell(on_row, labels[i], records[i])
 
-    for gen in client.generations.watch(gens, download=False):
-        saving[pool.submit(finished_record, client, gen, output_dir)] = position[gen.id]
+    def tell_saved(*_: Any) -> None:
         for future in [f for f in saving if f.done()]:
             tell(future)
+
+    for gen in client.generations.watch(gens, download=False, on_update=tell_saved):
+        saving[pool.submit(finished_record, client, gen, output_dir)] = position[gen.id]
+        tell_saved()
     for future in as_completed(list(saving)):
         tell(future)
 

@@ -120,9 +120,14 @@ def test_two_processes_told_the_limit_send_it_together_not_each(sandbox, tenant_
         alone = _rate(sandbox, alone_tenant, before, alone_results)
     assert [r["completed"] for r in results] == [20, 20]
     assert all(r["shared"] for r in results)
-    # each alone sends the limit: about twice it together (the two start at one moment)
-    assert alone > 1.4 * limit, f"alone: {alone / limit:.2f} of the limit, proves nothing"
-    assert shared <= 1.1 * limit, f"together: {shared / limit:.2f} of the limit"
+    # Each alone sends up to the limit: near twice it together on an idle machine (1.88x),
+    # less when the machine is loaded and the processes are slow (1.21x to 1.38x seen under
+    # CI). So the control is held to the shared run of the same moment: over the limit, and
+    # clearly more than the processes send when they share.
+    together = f"together: {shared / limit:.2f} of the limit"
+    assert alone > limit, f"alone: {alone / limit:.2f} of the limit, proves nothing"
+    assert alone > 1.15 * shared, f"alone: {alone / limit:.2f} of the limit; {together}"
+    assert shared <= 1.1 * limit, together
 
 
 def test_two_processes_learn_the_limit_together_and_pay_each_row_once(sandbox, tenant_factory,

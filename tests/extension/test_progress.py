@@ -70,6 +70,35 @@ def test_widget_mode_shows_a_bar_then_leaves_a_static_summary():
     assert bar.closed
 
 
+def test_marimo_mode_follows_a_total_learned_late_and_a_new_total():
+    """marimo draws a spinner while the amount of work is unknown; once a total comes, the
+    spinner becomes a bar of that total, and a bar follows a changed total. (Outside a running
+    marimo notebook its output calls draw nothing, so the indicators can be read here.)"""
+    pytest.importorskip("marimo", reason="marimo is in the test extra")
+    bar = Progress("Fetching history", unit="page", mode="marimo")
+    assert type(bar._indicator).__name__ == "Spinner"
+    bar.update(1, total=4)
+    assert type(bar._indicator).__name__ == "ProgressBar"
+    assert (bar._indicator.total, bar._indicator.current) == (4, 1)
+    bar.update(3, total=6)
+    assert (bar._indicator.total, bar._indicator.current) == (6, 3)
+    bar.close()
+    assert bar._indicator.closed
+
+
+def test_marimo_mode_leaves_an_indicator_marimo_closed_alone():
+    """A cell that re-ran closes the indicators of its last run; the work that still reports
+    to one must go on, not die of marimo's RuntimeError."""
+    pytest.importorskip("marimo", reason="marimo is in the test extra")
+    for total in (3, None):
+        bar = Progress("Waiting", total=total, mode="marimo")
+        bar._indicator.close()
+        bar.update(2)
+        bar.update(2, total=5)
+        bar.close()
+        assert bar.closed
+
+
 def test_not_a_notebook_in_a_plain_shell_or_script():
     assert in_notebook() is False  # InteractiveShell is not a kernel
     script = (

@@ -260,7 +260,8 @@ class Progress:
         elif self.mode == "marimo":
             import marimo
 
-            self._status.__exit__(None, None, None)  # removes it from the cell's output
+            if not self._indicator.closed:  # a re-run cell may have closed it already
+                self._status.__exit__(None, None, None)  # removes it from the cell's output
             marimo.output.append(ProgressSummary(f"{self.description}: {text}", ok=ok))
         elif self.mode == "text":
             print(f"{self.description}: {text}", file=self._out(), flush=True)
@@ -342,6 +343,24 @@ class Progress:
             self._shown = None
         self._indicator = self._status.__enter__()
 
+    def _render_marimo(self) -> None:
+        """marimo's indicators cannot change kind or be drawn once closed: a spinner whose total
+        becomes known turns into a bar, a bar follows a new total, and an indicator marimo
+        closed (its cell re-ran) is left alone rather than raising into the caller's work."""
+        if self._indicator.closed:
+            return
+        if self._shown is None and self.total:  # the amount of work is known now
+            self._status.__exit__(None, None, None)
+            self._make_status()
+        if self._shown is None:  # a spinner
+            self._indicator.update(subtitle=self._line())
+            return
+        if self.total and self._indicator.total != max(self.total, 1):
+            self._indicator.total = max(self.total, 1)
+        shown = min(self.done, self.total) if self.total else self._wait_fill()
+        self._indicator.update(increment=shown - self._shown, subtitle=self._line())
+        self._shown = shown
+
     def _render(self, *, force: bool = False) -> None:
         if self.mode == "widget":
             with self._widget.hold_sync():
@@ -353,12 +372,7 @@ class Progress:
                     self._widget.value = self._wait_fill()
                 self._widget.line = self._line()
         elif self.mode == "marimo":
-            if self._shown is None:  # a spinner
-                self._indicator.update(subtitle=self._line())
-                return
-            shown = min(self.done, self.total) if self.total else self._wait_fill()
-            self._indicator.update(increment=shown - self._shown, subtitle=self._line())
-            self._shown = shown
+            self._render_marimo()
         elif self.mode == "text":
             # A new message or count is always worth a line; elapsed time alone is throttled.
             key = (self.done, self.total, self.message)

@@ -96,19 +96,23 @@ class LiveEstimate(StaticFallback, MediagenWidget):
                 self.refresh()
 
     def _on_form(self, change: Any) -> None:
-        self._request_estimated = None
-        if change is not None and not self.submitting:
-            self.clear_error()  # whatever it said was about the request before this edit
-        if not self.form.chosen_model or self.form.issues:
-            self.status, self._quote = "idle", {}  # no price for a request that cannot go
-            self.provisional = {}
-            self._show()
-        else:
-            request = self.form.request
-            self.provisional = self._local(request)
-            self.status = "estimating"
-            self._latest.schedule(lambda: self._fetch(request))
-        self._update_blocked()
+        # One message to the view for the whole edit: the provisional price shows only with its
+        # status, and on a kernel's websocket (Nagle's algorithm is on there) a second small
+        # message can wait some 40 ms for the first one's acknowledgement.
+        with self.hold_sync():
+            self._request_estimated = None
+            if change is not None and not self.submitting:
+                self.clear_error()  # whatever it said was about the request before this edit
+            if not self.form.chosen_model or self.form.issues:
+                self.status, self._quote = "idle", {}  # no price for a request that cannot go
+                self.provisional = {}
+                self._show()
+            else:
+                request = self.form.request
+                self.provisional = self._local(request)
+                self.status = "estimating"
+                self._latest.schedule(lambda: self._fetch(request))
+            self._update_blocked()
 
     def _local(self, request: dict[str, Any]) -> dict[str, Any]:
         assert self.form.entry is not None

@@ -12,7 +12,8 @@ the medians are printed with their ratio to a plain-ipywidgets baseline measured
   duration shows), against a Dropdown whose observer calls ``estimate_request`` synchronously
   and writes an HTML widget. The studio is measured at its default debounce (0.3 s) and at 0;
 - price on screen after a change (the same duration select, until the new price shows: the
-  form's provisional price from the catalog's price tables), against a plain ipywidgets
+  choice's provisional price, priced ahead by the kernel from the catalog's price tables and
+  shown by the page without waiting for the kernel), against a plain ipywidgets
   Dropdown whose observer writes the price into a Label (40 changes; goal: at most 1.0x);
 - gallery render for 200 image outputs (200 cards in the DOM and the first image decoded),
   against what a careful ipywidgets user writes for 200 images: one ``ipywidgets.HTML`` holding

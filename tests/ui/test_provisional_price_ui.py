@@ -15,13 +15,13 @@ from test_journeys import assert_clean
 DEBOUNCE_S = 5.0
 
 
-def form_cell(cache: Path) -> str:
+def form_cell(cache: Path, debounce: float = DEBOUNCE_S) -> str:
     return (
         "import copy, ipywidgets, mediagen\n"
         "from mediagen.widgets import LiveEstimate, RequestForm\n"
         f"client = mediagen.Client(cache_dir={str(cache)!r})\n"
         "form = RequestForm(client.models.get('vidra-2').raw)\n"
-        f"estimate = LiveEstimate(client, form, debounce={DEBOUNCE_S})\n"
+        f"estimate = LiveEstimate(client, form, debounce={debounce})\n"
         "ipywidgets.VBox([form, estimate])"
     )
 
@@ -66,6 +66,55 @@ def test_a_changed_field_shows_its_provisional_price_then_the_services(lab, tmp_
     expect(old.locator(".mg-estimate-diff")).to_have_text(
         "1 credits from the catalog; the service's 2 credits apply (+1)"
     )
+    assert_clean(notebook)
+    errors = [line for line in lab.console[seen:] if line.startswith("error")]
+    assert errors == [], f"browser console errors: {errors}"
+
+
+# the kernel answers each edit of the form 4 s late (a far kernel, or one whose comm messages
+# wait behind a running cell: JupyterLab 4.6 sends them to a subshell, older hosts do not)
+SLOW_KERNEL_CELL = (
+    "import time\n"
+    "def late(changes, _edit=form.edit):\n"
+    "    time.sleep(4)\n"
+    "    _edit(changes)\n"
+    "form.edit = late"
+)
+
+
+def test_a_picked_choice_is_priced_before_a_slow_kernel_answers(lab, tmp_path):
+    """The kernel priced each choice ahead, so the page shows a picked one's price at once,
+    however late the kernel answers. A second pick before the kernel caught up has no price the
+    page can know: the figures go stale, and the kernel's answers follow."""
+    seen = len(lab.console)
+    cells = [form_cell(tmp_path / "cache", debounce=0), SLOW_KERNEL_CELL]
+    notebook = lab.open("slow-kernel.ipynb", cells)
+    notebook.run_all()
+    notebook.wait_cell_done(1)
+    view = notebook.output(0)
+    figures = view.locator(".mg-estimate-figures")
+    expect(figures).to_have_class("mg-estimate-figures", timeout=30_000)
+    expect(figures).to_contain_text("List price30 credits")
+    duration = view.get_by_role("combobox", name="Duration seconds", exact=True)
+    tier = view.get_by_role("combobox", name="Tier", exact=True)
+
+    duration.select_option(label="10")
+    expect(figures).to_have_class("mg-estimate-figures mg-stale mg-provisional", timeout=1_000)
+    expect(figures).to_contain_text("List price≈ 60 credits")
+    expect(figures).to_contain_text("Billed duration10 s")
+    # the kernel, 4 s later, confirms it
+    expect(figures).to_have_class("mg-estimate-figures", timeout=30_000)
+    expect(figures).to_contain_text("List price60 credits")
+
+    duration.select_option(label="5")
+    expect(figures).to_contain_text("List price≈ 30 credits", timeout=1_000)
+    tier.select_option(label="1080p")  # priced for 720p: the page cannot know this one
+    expect(figures).to_have_class("mg-estimate-figures mg-stale", timeout=1_000)
+    expect(figures).not_to_contain_text("≈")
+    # both answered: the service's price of 1080p for 5 s, dearer than 720p's
+    expect(figures).to_have_class("mg-estimate-figures", timeout=30_000)
+    expect(figures).to_contain_text("Billed duration5 s")
+    expect(view.locator(".mg-estimate-figures .mg-estimate-price")).not_to_have_text("30 credits")
     assert_clean(notebook)
     errors = [line for line in lab.console[seen:] if line.startswith("error")]
     assert errors == [], f"browser console errors: {errors}"

@@ -73,3 +73,47 @@ def test_an_outdated_catalog_loses_to_the_service_and_the_difference_is_told(mak
         await aclose(client)
 
     run(scenario())
+
+
+def test_each_priced_choice_is_priced_ahead_for_the_view_to_show_when_picked(make_client, tenant):
+    """The view shows a picked choice's price before the kernel answers: the kernel prices
+    every choice of the fields that change the price (one field changed at a time), and each
+    choice's price is what the form would show once that choice is made."""
+    client = make_client(tenant)
+    form = RequestForm(_entry(client, "vidra-2"))
+    estimate = LiveEstimate(client, form, debounce=0)
+    assert estimate.form_token == form.token
+    assert len(form.token) == 32
+
+    async def scenario():
+        await until(lambda: estimate.status == "ready", what="first estimate")
+        prices = estimate.choice_prices
+        fields = prices["fields"]
+        assert set(fields) >= {"duration_seconds", "tier", "generate_audio"}
+        assert "aspect_ratio" not in fields  # every choice costs the same
+        # with the values they were priced from: the view never prices a choice already made
+        assert prices["current"] == {name: form.values.get(name) for name in fields}
+        for name, options in fields.items():
+            for value, shown in options:
+                before = dict(form.values)
+                form.set_value(name, value)
+                assert shown["credits"] == estimate.provisional["credits"], (name, value)
+                assert (
+                    shown["billable_duration_seconds"]
+                    == (estimate.provisional["billable_duration_seconds"])
+                )
+                form.values = before
+        by_duration = dict(map(tuple, fields["duration_seconds"]))
+        assert (by_duration[5]["credits"], by_duration[10]["credits"]) == (30.0, 60.0)
+        # every request priced moves ``seq``, which the view waits for before pricing again
+        seq = estimate.choice_prices["seq"]
+        form.set_value("prompt", "a heron")
+        assert estimate.choice_prices["seq"] == seq + 1
+        # a request that cannot go has no price, nor its choices
+        form.set_value("prompt", "")
+        assert form.issues
+        assert estimate.choice_prices["fields"] == {}
+        assert estimate.choice_prices["seq"] > seq + 1
+        await aclose(client)
+
+    run(scenario())

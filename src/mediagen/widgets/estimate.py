@@ -54,6 +54,10 @@ class LiveEstimate(StaticFallback, MediagenWidget):
     # with the reason), billable_duration_seconds, credits_after_discount (at the discount
     # the service last quoted)
     provisional = traitlets.Dict().tag(sync=True)
+    # the provisional price of each choice of a priced field (one changed at a time): the view
+    # shows the one a user picks before the kernel answers; ``seq`` moves with every request
+    choice_prices = traitlets.Dict().tag(sync=True)
+    form_token = traitlets.Unicode("").tag(sync=True)  # the form whose edits the view follows
     blocked_reason = traitlets.Unicode("Choose a model").tag(sync=True)
     click = traitlets.Unicode("").tag(sync=True)
     submitting = traitlets.Bool(False).tag(sync=True)
@@ -81,6 +85,8 @@ class LiveEstimate(StaticFallback, MediagenWidget):
         self._keys: dict[str, str] = {}
         self._listeners: list[Submitted] = []
         self.last_generation: Generation[AsyncClient] | None = None
+        self._priced = 0  # requests priced so far (``choice_prices``'s ``seq``)
+        self.form_token = form.token
         form.observe(self._on_form, names=["values", "mode", "chosen_model", "issues"])
         self._on_form(None)
 
@@ -113,6 +119,22 @@ class LiveEstimate(StaticFallback, MediagenWidget):
                 self.status = "estimating"
                 self._latest.schedule(lambda: self._fetch(request))
             self._update_blocked()
+        # after the message above: the next click's prices never hold this edit's price back
+        self._priced += 1
+        fields = self._choice_prices() if self.provisional else {}
+        # with each field's value now: picking it again is no edit the kernel would price
+        current = {name: self.form.values.get(name) for name in fields}
+        self.choice_prices = {"seq": self._priced, "fields": fields, "current": current}
+
+    def _choice_prices(self) -> dict[str, list[list[Any]]]:
+        """Each choice's provisional price, for the fields whose choices differ in price."""
+        priced: dict[str, list[list[Any]]] = {}
+        for name, options in self.form.choices():
+            shown = [[value, self._local(self.form.request_with(name, value))] for value in options]
+            known = [price["credits"] for _, price in shown if price["credits"] is not None]
+            if len(set(known)) > 1:
+                priced[name] = [pair for pair in shown if pair[1]["credits"] is not None]
+        return priced
 
     def _local(self, request: dict[str, Any]) -> dict[str, Any]:
         assert self.form.entry is not None

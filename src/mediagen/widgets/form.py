@@ -16,6 +16,7 @@ user gave nothing. Only "Start from example" (:meth:`reset`) puts the whole exam
 from __future__ import annotations
 
 import contextlib
+import uuid
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
@@ -43,6 +44,13 @@ class RequestForm(StaticFallback, MediagenWidget):
     issues = traitlets.Dict().tag(sync=True)
     references = traitlets.List(traitlets.Dict()).tag(sync=True)
     uploading = traitlets.Unicode("").tag(sync=True)
+    # names this form on the page: its view announces each edit under it, for the estimate
+    # views of this form to show a priced choice's price before the kernel answers
+    token = traitlets.Unicode().tag(sync=True)
+
+    @traitlets.default("token")
+    def _new_token(self) -> str:
+        return uuid.uuid4().hex
 
     def __init__(
         self, entry: Mapping[str, Any] | None = None, *, uploader: Uploader | None = None, **kw: Any
@@ -123,6 +131,21 @@ class RequestForm(StaticFallback, MediagenWidget):
         if self._entry is None:
             raise ValueError("no model chosen yet")
         return spec.build_request(self._entry, self.mode, self.values)
+
+    def choices(self) -> Iterator[tuple[str, list[Any]]]:
+        """Each field chosen from a short list (a select of its own choices, a toggle), with
+        that list: what a user can pick in one click."""
+        for field in self.fields:
+            if field.get("control") == "toggle":
+                yield field["name"], [True, False]
+            elif field.get("control") == "select" and len(field.get("options") or ()) <= 24:
+                yield field["name"], [option["value"] for option in field["options"]]
+
+    def request_with(self, name: str, value: Any) -> dict[str, Any]:
+        """The request this form would describe with ``name`` set to ``value``."""
+        if self._entry is None:
+            raise ValueError("no model chosen yet")
+        return spec.build_request(self._entry, self.mode, {**self.values, name: value})
 
     @property
     def valid(self) -> bool:

@@ -1,7 +1,8 @@
 // Live estimate and the Submit button (disabled, with the reason, when it cannot go through).
+import { instantPrice, onFormEdit, type FormEdit, type Shown } from '../choicePrices';
 import { formatNumber } from '../format';
 import type { RenderProps } from '../model';
-import { follow, h, styled } from '../shared';
+import { follow, h, listen, styled } from '../shared';
 
 function render({ model, el }: RenderProps) {
   const figures = h('dl', { class: 'mg-estimate-figures' });
@@ -79,10 +80,35 @@ function render({ model, el }: RenderProps) {
     return row('Local price', text, 'mg-estimate-diff');
   };
 
+  // A priced choice's price, shown from the moment the user makes it until the kernel's
+  // answer comes in (its choice prices, priced again for the new request). A second edit before
+  // that answer would be priced from values the kernel has not seen: the figures go stale until
+  // the kernel has priced both.
+  let instant: Shown | 'unpriced' | null = null;
+  let awaitingKernel = false;
+  const onEdit = ({ changes }: FormEdit) => {
+    if (awaitingKernel) {
+      instant = 'unpriced';
+    } else {
+      const price = instantPrice(model.get('choice_prices') || {}, changes);
+      if (!price) return;
+      instant = price;
+      awaitingKernel = true;
+    }
+    update();
+  };
+  const onKernel = () => {
+    awaitingKernel = false;
+    if (instant === null) return;
+    instant = null;
+    update();
+  };
+
   const update = () => {
     const est = model.get('estimate') || {};
-    const prov = model.get('provisional') || {};
-    const status = model.get('status');
+    const priced = instant === 'unpriced' ? {} : instant;
+    const prov = priced || model.get('provisional') || {};
+    const status = instant ? 'estimating' : model.get('status');
     const provisional = status === 'estimating' && (prov.credits != null || Boolean(prov.unknown));
     state.textContent = provisional
       ? "Provisional, from the catalog's prices: confirming with the service…"
@@ -126,7 +152,7 @@ function render({ model, el }: RenderProps) {
     button.textContent = submitting ? 'Submitting…' : 'Submit';
     banner.textContent = model.get('error') || '';
   };
-  return follow(
+  const unfollow = follow(
     model,
     [
       'estimate',
@@ -139,6 +165,13 @@ function render({ model, el }: RenderProps) {
     ],
     update
   );
+  const unlisten = listen(model, { 'change:choice_prices': onKernel });
+  const unsubscribe = onFormEdit(() => model.get('form_token') || '', onEdit);
+  return () => {
+    unsubscribe();
+    unlisten();
+    unfollow();
+  };
 }
 
 export default styled({ render });

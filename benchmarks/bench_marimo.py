@@ -12,7 +12,8 @@ their ratio to the plain anywidget measured in the same run:
   catalog with httpx and whose view draws kind buttons, a search box, a select of the models,
   a prompt, a duration select, a price and a button;
 - price on screen after a change (vidra-2's duration 5 <-> 10 s, until the new price shows:
-  the studio's provisional price from the catalog's price tables), against the plain
+  the choice's provisional price, priced ahead by the kernel from the catalog's price tables
+  and shown by the page without waiting for the kernel), against the plain
   anywidget's duration select whose change the kernel answers with the price.
 
     python benchmarks/bench_marimo.py               # about a minute on 2 cores

@@ -154,3 +154,48 @@ def test_to_sync_is_a_blocking_client_of_the_same_account(sandbox, tenant, catal
     assert other.generations.get(gen.id).id == gen.id
     assert twin._http.is_closed  # closed with the AsyncClient that made it
     other.close()
+
+
+def test_one_async_client_serves_every_loop_that_awaits_it(sandbox, tenant, catalog, tmp_path):
+    """A notebook awaits its cells on the kernel's loop and (ipykernel 7) a widget's click on a
+    subshell's loop in another thread; a script may ``asyncio.run`` twice. The same
+    ``AsyncClient`` answers on each, over connections of that loop, and once closed it is closed
+    for every loop."""
+    import threading
+
+    client = _aclient(sandbox, tenant, tmp_path)
+    asyncio.run(client.credits.get())  # connections opened, then that loop closed
+    assert asyncio.run(client.credits.get()).balance == 1000
+
+    home = asyncio.new_event_loop()
+    thread = threading.Thread(target=home.run_forever, daemon=True)
+    thread.start()
+    try:
+        # the first loop keeps its connections alive while another thread's loop submits
+        on_home = asyncio.run_coroutine_threadsafe(client.credits.get(), home).result(30)
+
+        async def beside() -> list:
+            request = example(catalog, "pixel-1")
+            made = await client.images.create(**request)
+            done = await client.generations.wait(made, timeout=60)
+            again = asyncio.wrap_future(
+                asyncio.run_coroutine_threadsafe(client.generations.get(made.id), home)
+            )
+            return [done, await again, await client.credits.get()]
+
+        done, seen_from_home, credits = asyncio.run(beside())
+        assert on_home.balance == 1000
+        assert done.status == "completed"
+        assert seen_from_home.id == done.id
+        assert credits.balance == round(1000 - done.credits_charged, 2)
+
+        asyncio.run_coroutine_threadsafe(client.aclose(), home).result(30)
+        for attempt in (lambda: asyncio.run(client.credits.get()),
+                        lambda: asyncio.run_coroutine_threadsafe(
+                            client.credits.get(), home).result(30)):  # fmt: skip
+            with pytest.raises(RuntimeError, match="closed"):
+                attempt()
+    finally:
+        home.call_soon_threadsafe(home.stop)
+        thread.join(10)
+        home.close()

@@ -252,6 +252,42 @@ def test_the_kernel_stays_responsive_while_a_job_is_pending(lab, lab_tenant, tmp
         assert head not in text, f"{path.name} bytes were saved into the notebook"
 
 
+def test_a_studio_given_an_async_client_shares_it_with_the_cells_that_await_it(lab, tmp_path):
+    """A cell awaits an ``AsyncClient`` on the kernel's loop; JupyterLab 4.6 hands the studio's
+    clicks to a kernel subshell, whose loop runs in another thread. The same client prices,
+    submits and watches the job from the page, and the cells go on awaiting it after."""
+    from test_journeys import assert_clean
+
+    seen = len(lab.console)
+    cells = [
+        "import mediagen\n"
+        f"client = mediagen.AsyncClient(cache_dir={str(tmp_path / 'cache')!r})\n"
+        "before = (await client.credits.get()).balance",
+        "studio = mediagen.studio(client, poll_interval=0.1, poll_cap=0.5, debounce=0.1)\nstudio",
+    ]
+    notebook = lab.open("async-client.ipynb", cells)
+    notebook.run_all()
+    studio = notebook.output(1)
+    studio.locator(".mg-picker [role=option]").first.wait_for(timeout=JOB_TIMEOUT)
+    pick(studio, "Image", "pixel-1")
+    prompt = studio.locator(".mg-form").get_by_role("textbox", name="Prompt", exact=True)
+    prompt.fill("A lighthouse at night")
+    lab.page.wait_for_timeout(500)  # the form debounces typing before telling the kernel
+    submit_when_priced(studio)
+    card = studio.locator(".mg-job").first
+    expect(card).to_have_attribute("data-status", "completed", timeout=JOB_TIMEOUT)
+    card.locator("img").wait_for()
+    spent = kernel_json(
+        notebook,
+        "[before - (await client.credits.get()).balance,"
+        " studio.cards[0].generation['credits_charged']]",
+    )
+    assert spent[0] == spent[1] > 0
+    assert_clean(notebook)
+    errors = [line for line in lab.console[seen:] if line.startswith("error")]
+    assert errors == [], f"browser console errors: {errors}"
+
+
 def test_the_studio_lays_the_picker_beside_the_form_and_stacks_them_when_narrow(lab, tmp_path):
     """One CSS grid: two columns in a wide notebook, one column when the output is narrow."""
     notebook = lab.open("layout.ipynb", [studio_cell(tmp_path / "cache")])

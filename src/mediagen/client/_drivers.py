@@ -9,6 +9,7 @@ first called, or an ``AsyncClient`` built.
 from __future__ import annotations
 
 import inspect
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from functools import cached_property
@@ -423,15 +424,13 @@ class AsyncDriver(BaseClient):
         super().__init__(api_key, base_url, **options)
         self._sleep = sleep or asyncio.sleep
         self._owns_http = http_client is None
-        if http_client is None:
-            timeout = self._config.timeout
-            http_client = httpx.AsyncClient(
-                timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
-                headers={"User-Agent": USER_AGENT},
-                follow_redirects=False,
-                verify=ssl_context(),
-            )
-        self._http = http_client
+        #: the HTTP client of each event loop that has called this one (an httpx connection
+        #: belongs to the loop that opened it); the first is made now, for the first loop
+        self._loop_http: dict[asyncio.AbstractEventLoop | None, httpx.AsyncClient] = {
+            None: http_client or self._new_http()
+        }
+        self._loop_http_lock = threading.Lock()
+        self._http_closed = False
         self._twin: Any = None  # the blocking twin, made on demand (``_sync_twin``)
         self.videos: AsyncVideos[Self] = AsyncVideos(self)
         self.images: AsyncImages[Self] = AsyncImages(self)
@@ -453,10 +452,59 @@ class AsyncDriver(BaseClient):
         )
         return found
 
+    def _new_http(self) -> httpx.AsyncClient:
+        timeout = self._config.timeout
+        return httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+            headers={"User-Agent": USER_AGENT},
+            follow_redirects=False,
+            verify=ssl_context(),
+        )
+
+    @property
+    def _http(self) -> httpx.AsyncClient:
+        """The HTTP client for the running loop. One ``AsyncClient`` may be awaited on several
+        loops: a notebook's cells on the kernel's, a widget's click on a subshell's (ipykernel
+        7), a script's ``asyncio.run`` after ``asyncio.run``; each loop gets connections of its
+        own, over the one key, budget, pace and journal. A client given as ``http_client`` is
+        its owner's, and is used as it is."""
+        import asyncio
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        with self._loop_http_lock:
+            clients = self._loop_http
+            if not self._owns_http or loop is None or self._http_closed:
+                return next(iter(clients.values()))  # closed: its calls say so, as httpx's do
+            found = clients.get(loop)
+            if found is None:
+                for gone in [old for old in clients if old is not None and old.is_closed()]:
+                    del clients[gone]  # its connections died with it
+                found = clients.pop(None, None) or self._new_http()  # the first, not yet used
+                clients[loop] = found
+            return found
+
     async def aclose(self) -> None:
-        """Close the HTTP connections (done on leaving an ``async with`` block)."""
+        """Close the HTTP connections (done on leaving an ``async with`` block): those of the
+        running loop now, those of another loop that still runs on that loop."""
+        import asyncio
+
         if self._owns_http:
-            await self._http.aclose()
+            here = asyncio.get_running_loop()
+            with self._loop_http_lock:
+                self._http_closed = True
+                opened = list(self._loop_http.items())
+            for loop, http in opened:
+                if loop is None or loop is here:
+                    await http.aclose()
+                elif loop.is_running():
+                    asyncio.run_coroutine_threadsafe(http.aclose(), loop)
+            closed = self._new_http()  # what every loop sees from now on
+            await closed.aclose()
+            with self._loop_http_lock:
+                self._loop_http = {None: closed}
         if self._twin is not None:
             self._twin.close()
 

@@ -128,9 +128,7 @@ class RequestForm(StaticFallback, MediagenWidget):
     @property
     def request(self) -> dict[str, Any]:
         """The request body this form describes (send it with the client as it is)."""
-        if self._entry is None:
-            raise ValueError("no model chosen yet")
-        return spec.build_request(self._entry, self.mode, self.values)
+        return self._request(self.values)
 
     def choices(self) -> Iterator[tuple[str, list[Any]]]:
         """Each field chosen from a short list (a select of its own choices, a toggle), with
@@ -143,9 +141,12 @@ class RequestForm(StaticFallback, MediagenWidget):
 
     def request_with(self, name: str, value: Any) -> dict[str, Any]:
         """The request this form would describe with ``name`` set to ``value``."""
+        return self._request({**self.values, name: value})
+
+    def _request(self, values: dict[str, Any]) -> dict[str, Any]:
         if self._entry is None:
             raise ValueError("no model chosen yet")
-        return spec.build_request(self._entry, self.mode, {**self.values, name: value})
+        return spec.build_request(self._entry, self.mode, values)
 
     @property
     def valid(self) -> bool:

@@ -199,7 +199,11 @@ def test_the_tutorial_studio_submits_then_the_dashboard_and_a_plan_show_in_marim
         assert board.evaluate("(el) => getComputedStyle(el).borderTopStyle") == "solid"
         board.get_by_role("button", name="Refresh").click()
         summary = board.get_by_role("group", name="Spend summary")
-        expect(summary).to_contain_text("1 (1 completed, 0 failed, 0 pending)", timeout=TIMEOUT)
+        try:
+            expect(summary).to_contain_text("1 (1 completed, 0 failed, 0 pending)", timeout=TIMEOUT)
+        except AssertionError as missed:  # what the dashboard said of its refresh
+            said = board.locator(".mg-dash-status").inner_text()
+            raise AssertionError(f"{missed}\ndashboard status: {said!r}") from None
         plot = board.locator(".mg-dash-plot")
         expect(plot).to_have_attribute("src", re.compile("^data:image/png"))
         board.get_by_label("Status").select_option("completed")

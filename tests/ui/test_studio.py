@@ -283,7 +283,8 @@ def test_a_studio_given_an_async_client_shares_it_with_the_cells_that_await_it(l
         " studio.cards[0].generation['credits_charged']]",
     )
     assert spent[0] == spent[1] > 0
-    assert_clean(notebook)
+    # the gallery lists the key's history, which holds the jobs other tests had refused
+    assert_clean(notebook, allowed_banners=("safety:",))
     errors = [line for line in lab.console[seen:] if line.startswith("error")]
     assert errors == [], f"browser console errors: {errors}"
 

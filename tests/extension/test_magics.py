@@ -405,7 +405,8 @@ def test_a_submit_interrupted_after_its_answer_is_attached_by_key_after_a_restar
     assert found, run.text
     key = found.group(1)
     assert "pic" not in shell.ns
-    assert ledger_kinds(sandbox, tenant) == ["grant", "reserve"]  # made and reserved, once
+    # made and reserved, once (a loaded machine may have finished and charged it already)
+    assert [k for k in ledger_kinds(sandbox, tenant) if k != "charge"] == ["grant", "reserve"]
 
     # A kernel restart: the magics loaded again over a new client on the same journal.
     shell.ip.run_line_magic("unload_ext", "mediagen.extension")

@@ -29,7 +29,9 @@ LONG_SPEECH = {
 # render holding a worker of the shared lanes, an image waited over five minutes once three
 # were rendering, and a synthesis on the event loop would hold up every request).
 PROMPT_RATIO = 5.0
-IMAGE_RATIO = 5.0
+# an image queued behind the long renders would wait seconds, 30x and more an idle one; three
+# images on a loaded machine vary by up to 6x between two moments
+IMAGE_RATIO = 10.0
 STOP_RATIO = 4.0  # a stop mid-synthesis against a stop of the idle server
 
 

@@ -72,25 +72,38 @@ def test_a_changed_field_shows_its_provisional_price_then_the_services(lab, tmp_
 
 
 # the kernel answers each edit of the form 4 s late (a far kernel, or one whose comm messages
-# wait behind a running cell: JupyterLab 4.6 sends them to a subshell, older hosts do not)
-SLOW_KERNEL_CELL = (
+# wait behind a running cell: JupyterLab 4.6 sends them to a subshell, older hosts do not), and
+# a view's request to price again (sent when it appears) as late: its answer, prices of the
+# request before the user's pick, comes while the page waits for the kernel's answer to the pick
+SLOW_KERNEL = (
     "import time\n"
     "def late(changes, _edit=form.edit):\n"
     "    time.sleep(4)\n"
     "    _edit(changes)\n"
-    "form.edit = late"
+    "form.edit = late\n"
+    "def late_refresh(_refresh=estimate.refresh):\n"
+    "    time.sleep(4)\n"
+    "    return _refresh()\n"
+    "estimate.refresh = late_refresh\n"
 )
+
+# every text the figures show from now on, in order
+RECORD_FIGURES = """el => {
+  el.mgShown = [];
+  new MutationObserver(() => el.mgShown.push(el.textContent)).observe(
+    el, { childList: true, subtree: true, characterData: true });
+}"""
 
 
 def test_a_picked_choice_is_priced_before_a_slow_kernel_answers(lab, tmp_path):
     """The kernel priced each choice ahead, so the page shows a picked one's price at once,
-    however late the kernel answers. A second pick before the kernel caught up has no price the
-    page can know: the figures go stale, and the kernel's answers follow."""
+    however late the kernel answers, and until it answers that very pick (prices it sends for
+    the request before it do not replace it). A second pick before the kernel caught up has no
+    price the page can know: the figures go stale, and the kernel's answers follow."""
     seen = len(lab.console)
-    cells = [form_cell(tmp_path / "cache", debounce=0), SLOW_KERNEL_CELL]
-    notebook = lab.open("slow-kernel.ipynb", cells)
+    built, shown = form_cell(tmp_path / "cache", debounce=0).rsplit("\n", 1)
+    notebook = lab.open("slow-kernel.ipynb", [f"{built}\n{SLOW_KERNEL}{shown}"])
     notebook.run_all()
-    notebook.wait_cell_done(1)
     view = notebook.output(0)
     figures = view.locator(".mg-estimate-figures")
     expect(figures).to_have_class("mg-estimate-figures", timeout=30_000)
@@ -98,13 +111,18 @@ def test_a_picked_choice_is_priced_before_a_slow_kernel_answers(lab, tmp_path):
     duration = view.get_by_role("combobox", name="Duration seconds", exact=True)
     tier = view.get_by_role("combobox", name="Tier", exact=True)
 
+    figures.evaluate(RECORD_FIGURES)
     duration.select_option(label="10")
     expect(figures).to_have_class("mg-estimate-figures mg-stale mg-provisional", timeout=1_000)
     expect(figures).to_contain_text("List price≈ 60 credits")
     expect(figures).to_contain_text("Billed duration10 s")
-    # the kernel, 4 s later, confirms it
+    # the kernel, 4 s after the view's refresh and 4 s more, confirms it
     expect(figures).to_have_class("mg-estimate-figures", timeout=30_000)
     expect(figures).to_contain_text("List price60 credits")
+    # meanwhile the refresh's prices of the 5 s request came, and never replaced the pick's
+    shown_texts = figures.evaluate("el => el.mgShown")
+    assert shown_texts, "the figures never changed"
+    assert not [text for text in shown_texts if "30 credits" in text], shown_texts
 
     duration.select_option(label="5")
     expect(figures).to_contain_text("List price≈ 30 credits", timeout=1_000)

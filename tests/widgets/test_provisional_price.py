@@ -117,3 +117,33 @@ def test_each_priced_choice_is_priced_ahead_for_the_view_to_show_when_picked(mak
         await aclose(client)
 
     run(scenario())
+
+
+def test_the_prices_say_which_edit_of_the_view_they_follow(make_client, tenant):
+    """The view shows a picked choice's price until the kernel's prices for that very edit
+    arrive: prices of an older request (a reappearing view asks for them) must not end it, and
+    an edit that changed nothing is acknowledged all the same, or the view would wait for ever."""
+    client = make_client(tenant)
+    form = RequestForm(_entry(client, "vidra-2"))
+    estimate = LiveEstimate(client, form, debounce=0)
+
+    def view_edits(values: dict, edit_id: str) -> None:
+        form._on_view_message(form, {"action": "edit", "values": values, "id": edit_id}, [])
+
+    async def scenario():
+        await until(lambda: estimate.status == "ready", what="first estimate")
+        assert estimate.choice_prices["edit"] is None
+        view_edits({"duration_seconds": 10}, "e1")
+        assert estimate.choice_prices["edit"] == "e1"
+        assert estimate.choice_prices["current"]["duration_seconds"] == 10
+        estimate._on_view_message(estimate, {"action": "refresh"}, [])  # a view reappeared
+        assert estimate.choice_prices["edit"] == "e1"  # the same edit, priced again
+        seq = estimate.choice_prices["seq"]
+        view_edits({"duration_seconds": 10}, "e2")  # no change: nothing priced again
+        assert estimate.choice_prices["seq"] == seq
+        assert estimate.choice_prices["edit"] == "e2"
+        view_edits({"no_such_field": 1}, "e3")
+        assert estimate.choice_prices["edit"] == "e3"
+        await aclose(client)
+
+    run(scenario())

@@ -15,17 +15,28 @@ export interface Shown {
 }
 
 /** ``LiveEstimate.choice_prices``: ``seq`` changes with every request the kernel prices;
- * ``current`` holds each priced field's value in that request. */
+ * ``current`` holds each priced field's value in that request, and ``edit`` the id of the
+ * last edit of the form's view the kernel had applied when it priced it. */
 export interface ChoicePrices {
   seq?: number;
   fields?: Record<string, [Json, Shown][]>;
   current?: Record<string, Json>;
+  edit?: string | null;
 }
 
-/** What the form view announces on the page for each edit it sends to its kernel. */
+/** What the form view announces on the page for each edit it sends to its kernel, under the
+ * same ``id`` it sends the kernel. */
 export interface FormEdit {
   token: string;
+  id: string;
   changes: Record<string, Json | undefined>;
+}
+
+let edits = 0;
+/** An id for an edit, unique on the page and across its reloads. */
+export function newEditId(): string {
+  edits += 1;
+  return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}-${edits}`;
 }
 
 export const FORM_EDIT_EVENT = 'mediagen-form-edit';
@@ -61,4 +72,35 @@ export function onFormEdit(
   };
   target.addEventListener(FORM_EDIT_EVENT, listener);
   return () => target.removeEventListener(FORM_EDIT_EVENT, listener);
+}
+
+/** What an estimate view shows between an edit and the kernel's answer to it: the picked
+ * choice's price, or ``'unpriced'`` when a second edit came before the kernel answered the
+ * first (its price would come from values the kernel has not seen), or null: the kernel's own
+ * state. Only the kernel's prices for that very edit end it: prices the kernel sends for an
+ * older request (a view that reappeared asks for one) leave it on screen. */
+export class InstantPrice {
+  shown: Shown | 'unpriced' | null = null;
+  private waitingFor: string | null = null;
+
+  /** An edit the form view announced; true when what to show changed. */
+  edit(edit: FormEdit, prices: ChoicePrices): boolean {
+    const before = this.shown;
+    if (this.waitingFor !== null) {
+      this.shown = 'unpriced';
+    } else {
+      this.shown = instantPrice(prices, edit.changes);
+    }
+    this.waitingFor = edit.id;
+    return this.shown !== before;
+  }
+
+  /** The kernel's prices arrived; true when what to show changed. */
+  kernel(prices: ChoicePrices): boolean {
+    if (this.waitingFor === null || prices.edit !== this.waitingFor) return false;
+    this.waitingFor = null;
+    const before = this.shown;
+    this.shown = null;
+    return before !== null;
+  }
 }

@@ -1,4 +1,11 @@
-import { announceEdit, ChoicePrices, instantPrice, onFormEdit } from '../src/choicePrices';
+import {
+  announceEdit,
+  ChoicePrices,
+  InstantPrice,
+  instantPrice,
+  newEditId,
+  onFormEdit
+} from '../src/choicePrices';
 
 const prices: ChoicePrices = {
   seq: 3,
@@ -54,11 +61,47 @@ describe('form edits on the page', () => {
       edit => others.push(edit.changes),
       page
     );
-    announceEdit({ token: 'a', changes: { duration_seconds: 10 } }, page);
+    announceEdit({ token: 'a', id: '1', changes: { duration_seconds: 10 } }, page);
     stop();
-    announceEdit({ token: 'a', changes: { duration_seconds: 5 } }, page);
+    announceEdit({ token: 'a', id: '2', changes: { duration_seconds: 5 } }, page);
     stopOthers();
     expect(mine).toEqual([{ duration_seconds: 10 }]);
     expect(others).toEqual([]);
+  });
+});
+
+describe('the price shown between an edit and the kernel', () => {
+  const edit = (id: string, changes: Record<string, unknown>) =>
+    ({ token: 'a', id, changes }) as Parameters<InstantPrice['edit']>[0];
+  const answered = (id: string | null): ChoicePrices => ({ ...prices, edit: id });
+
+  it("shows a picked choice's price until the kernel's prices for that edit arrive", () => {
+    const instant = new InstantPrice();
+    expect(instant.edit(edit('e1', { duration_seconds: 10 }), answered(null))).toBe(true);
+    expect(instant.shown).toEqual({ credits: 60, billable_duration_seconds: 10 });
+    // prices of the request before the edit (a view that reappeared asked for them)
+    expect(instant.kernel(answered(null))).toBe(false);
+    expect(instant.shown).toEqual({ credits: 60, billable_duration_seconds: 10 });
+    expect(instant.kernel(answered('e1'))).toBe(true);
+    expect(instant.shown).toBeNull();
+  });
+
+  it('goes unpriced for a second edit before the kernel answered the first', () => {
+    const instant = new InstantPrice();
+    instant.edit(edit('e1', { prompt: 'a fox' }), answered(null)); // nothing to show at once
+    expect(instant.shown).toBeNull();
+    expect(instant.edit(edit('e2', { duration_seconds: 10 }), answered(null))).toBe(true);
+    expect(instant.shown).toBe('unpriced');
+    expect(instant.kernel(answered('e1'))).toBe(false); // the first edit only
+    expect(instant.shown).toBe('unpriced');
+    expect(instant.kernel(answered('e2'))).toBe(true);
+    expect(instant.shown).toBeNull();
+    // caught up: the next pick is priced at once again
+    instant.edit(edit('e3', { generate_audio: false }), answered('e2'));
+    expect(instant.shown).toEqual({ credits: 20 });
+  });
+
+  it('names each edit apart', () => {
+    expect(new Set([newEditId(), newEditId(), newEditId()]).size).toBe(3);
   });
 });

@@ -88,6 +88,7 @@ class LiveEstimate(StaticFallback, MediagenWidget):
         self._priced = 0  # requests priced so far (``choice_prices``'s ``seq``)
         self.form_token = form.token
         form.observe(self._on_form, names=["values", "mode", "chosen_model", "issues"])
+        form.on_edit_applied(self._on_edit_applied)
         self._on_form(None)
 
     def on_submitted(self, callback: Submitted) -> None:
@@ -124,7 +125,17 @@ class LiveEstimate(StaticFallback, MediagenWidget):
         fields = self._choice_prices() if self.provisional else {}
         # with each field's value now: picking it again is no edit the kernel would price
         current = {name: self.form.values.get(name) for name in fields}
-        self.choice_prices = {"seq": self._priced, "fields": fields, "current": current}
+        self.choice_prices = {
+            "seq": self._priced,
+            "fields": fields,
+            "current": current,
+            "edit": self.form.last_edit,  # the view's picked price stands until this is its edit
+        }
+
+    def _on_edit_applied(self, edit_id: str | None) -> None:
+        # an edit that changed nothing priced nothing: tell the view it was applied all the same
+        if self.choice_prices.get("edit") != edit_id:
+            self.choice_prices = {**self.choice_prices, "edit": edit_id}
 
     def _choice_prices(self) -> dict[str, list[list[Any]]]:
         """Each choice's provisional price, for the fields whose choices differ in price."""
@@ -182,25 +193,29 @@ class LiveEstimate(StaticFallback, MediagenWidget):
 
     def _deliver(self, result: tuple[dict[str, Any], Estimate]) -> None:
         request, estimate = result
-        self.clear_error()
-        if getattr(self, "_dropped_click", False):
-            self._dropped_click = False
-            self.error = (
-                "Not sent: the form changed as you clicked. Check the new estimate, then "
-                "click Submit again."
-            )
-        self._request_estimated = request
-        self._quote = estimate.to_dict()  # the trait shows the JSON, as it came
-        # read from the JSON: a quote that names no discount leaves the last one standing
-        self._discount = estimate.get("discount_percent", self._discount)
-        self.status = "ready"
-        self._show()
-        self._update_blocked()
+        # one message to the view: "ready" beside the previous quote would show, for a moment,
+        # the old price as the service's answer to this request
+        with self.hold_sync():
+            self.clear_error()
+            if getattr(self, "_dropped_click", False):
+                self._dropped_click = False
+                self.error = (
+                    "Not sent: the form changed as you clicked. Check the new estimate, then "
+                    "click Submit again."
+                )
+            self._request_estimated = request
+            self._quote = estimate.to_dict()  # the trait shows the JSON, as it came
+            # read from the JSON: a quote that names no discount leaves the last one standing
+            self._discount = estimate.get("discount_percent", self._discount)
+            self.status = "ready"
+            self._show()
+            self._update_blocked()
 
     def _estimate_failed(self, exc: BaseException) -> None:
-        self.status = "error"
-        self.report(exc, context="Estimate failed")
-        self._update_blocked()
+        with self.hold_sync():
+            self.status = "error"
+            self.report(exc, context="Estimate failed")
+            self._update_blocked()
 
     def refresh(self) -> _tasks.Handle | None:
         """Estimate again now (e.g. after the balance changed)."""

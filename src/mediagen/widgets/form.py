@@ -60,6 +60,9 @@ class RequestForm(StaticFallback, MediagenWidget):
         self._chosen: dict[str, str] = {}  # media kind -> asset id picked as the reference
         self._loading = False
         self.uploader = uploader
+        #: the id of the view's last edit applied here (the view waits for it: ``on_edit_applied``)
+        self.last_edit: str | None = None
+        self._edit_listeners: list[Callable[[str | None], None]] = []
         super().__init__(**kw)
         self.on_msg(self._on_view_message)
         if entry is not None:
@@ -72,8 +75,17 @@ class RequestForm(StaticFallback, MediagenWidget):
             with self.reporting("Reset"):
                 self.reset()
         elif content.get("action") == "edit" and isinstance(content.get("values"), dict):
+            edit_id = content.get("id")
             with self.reporting("Form"):
+                self.last_edit = edit_id if isinstance(edit_id, str) else None
                 self.edit(content["values"])
+                for applied in list(self._edit_listeners):
+                    applied(self.last_edit)
+
+    def on_edit_applied(self, callback: Callable[[str | None], None]) -> None:
+        """Call ``callback(edit_id)`` once the kernel has applied an edit from the view, even
+        one that changed nothing: the view shows a picked choice's price until then."""
+        self._edit_listeners.append(callback)
 
     def edit(self, changes: Mapping[str, Any]) -> None:
         """The user's edits of some fields (the view sends only what changed, so a value the

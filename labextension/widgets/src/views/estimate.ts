@@ -1,5 +1,5 @@
 // Live estimate and the Submit button (disabled, with the reason, when it cannot go through).
-import { instantPrice, onFormEdit, type FormEdit, type Shown } from '../choicePrices';
+import { InstantPrice, onFormEdit, type FormEdit } from '../choicePrices';
 import { formatNumber } from '../format';
 import type { RenderProps } from '../model';
 import { follow, h, listen, styled } from '../shared';
@@ -81,34 +81,21 @@ function render({ model, el }: RenderProps) {
   };
 
   // A priced choice's price, shown from the moment the user makes it until the kernel's
-  // answer comes in (its choice prices, priced again for the new request). A second edit before
-  // that answer would be priced from values the kernel has not seen: the figures go stale until
-  // the kernel has priced both.
-  let instant: Shown | 'unpriced' | null = null;
-  let awaitingKernel = false;
-  const onEdit = ({ changes }: FormEdit) => {
-    if (awaitingKernel) {
-      instant = 'unpriced';
-    } else {
-      const price = instantPrice(model.get('choice_prices') || {}, changes);
-      if (!price) return;
-      instant = price;
-      awaitingKernel = true;
-    }
-    update();
+  // answer to that edit comes in (see ``InstantPrice``).
+  const instant = new InstantPrice();
+  const onEdit = (edit: FormEdit) => {
+    if (instant.edit(edit, model.get('choice_prices') || {})) update();
   };
   const onKernel = () => {
-    awaitingKernel = false;
-    if (instant === null) return;
-    instant = null;
-    update();
+    if (instant.kernel(model.get('choice_prices') || {})) update();
   };
 
   const update = () => {
     const est = model.get('estimate') || {};
-    const priced = instant === 'unpriced' ? {} : instant;
+    const shown = instant.shown;
+    const priced = shown === 'unpriced' ? {} : shown;
     const prov = priced || model.get('provisional') || {};
-    const status = instant ? 'estimating' : model.get('status');
+    const status = shown ? 'estimating' : model.get('status');
     const provisional = status === 'estimating' && (prov.credits != null || Boolean(prov.unknown));
     state.textContent = provisional
       ? "Provisional, from the catalog's prices: confirming with the service…"

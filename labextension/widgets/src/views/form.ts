@@ -18,7 +18,7 @@ import {
   type Json,
   type Values
 } from '../formRules';
-import { announceEdit } from '../choicePrices';
+import { announceEdit, newEditId } from '../choicePrices';
 import type { RenderProps } from '../model';
 import { h, listen, styled } from '../shared';
 
@@ -84,9 +84,10 @@ function render({ model, el, experimental }: RenderProps) {
     timer = undefined;
     if (!Object.keys(pending).length) return;
     // only the edited fields: the kernel may have changed others meanwhile (a reference)
-    model.send({ action: 'edit', values: { ...pending } });
+    const id = newEditId();
+    model.send({ action: 'edit', values: { ...pending }, id });
     // the estimate shows a priced choice's price now, before the kernel answers
-    announceEdit({ token: model.get('token') || '', changes: { ...pending } });
+    announceEdit({ token: model.get('token') || '', id, changes: { ...pending } });
     for (const name of Object.keys(pending)) delete pending[name];
   };
   const setValues = (changes: Values, { debounce = false } = {}) => {

@@ -144,6 +144,14 @@ def test_the_prices_say_which_edit_of_the_view_they_follow(make_client, tenant):
         assert estimate.choice_prices["edit"] == "e2"
         view_edits({"no_such_field": 1}, "e3")
         assert estimate.choice_prices["edit"] == "e3"
+
+        def broken(changes):
+            raise ValueError("no such value")
+
+        form.edit = broken
+        view_edits({"duration_seconds": 5}, "e4")
+        assert "no such value" in form.error
+        assert estimate.choice_prices["edit"] == "e4"  # answered: the view stops waiting
         await aclose(client)
 
     run(scenario())

@@ -76,9 +76,11 @@ class RequestForm(StaticFallback, MediagenWidget):
                 self.reset()
         elif content.get("action") == "edit" and isinstance(content.get("values"), dict):
             edit_id = content.get("id")
+            self.last_edit = edit_id if isinstance(edit_id, str) else None
             with self.reporting("Form"):
-                self.last_edit = edit_id if isinstance(edit_id, str) else None
                 self.edit(content["values"])
+            # answered even when it failed (the error shows on the form): the view stops waiting
+            with self.reporting("Form"):
                 for applied in list(self._edit_listeners):
                     applied(self.last_edit)
 

@@ -188,8 +188,12 @@ def test_two_machines_that_know_nothing_of_the_limit_learn_it_as_one(
     # each cut was told with the rate its machine had, and heard: both machines told cuts
     assert {cut["group"] for cut in cuts} == set(groups.values()), cuts
     assert all(cut["accepted"] >= 0 and "key" not in str(cut).lower() for cut in cuts)
+    # learned together: 4 to 5% of the requests were 429s here, idle or beside three CPU
+    # hogs, and 11% once in a CI run of the whole suite, where the sandbox itself is starved and
+    # handles requests that arrived spaced out all at once; a fixed concurrency of 8 per
+    # worker, which learns nothing, got 26 to 31%
     share = limited / (passed + limited)
-    assert share <= 0.1, f"{share:.1%} of {passed + limited} requests were 429s"
+    assert share <= 0.15, f"{share:.1%} of {passed + limited} requests were 429s"
     used = passed / took / 10.0
     # the collapse this guards against used 0.09; a CI run beside the docs build used 0.29
     assert used >= 0.2, f"the cluster used {used:.2f} of the key's limit ({share:.1%} 429s)"

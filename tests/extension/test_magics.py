@@ -342,6 +342,28 @@ def test_no_wait_then_attach(shell):
     assert shell.ns["later"].id == pending.id
 
 
+def test_attaching_to_a_job_that_already_ended_shows_what_a_wait_ends_with(shell, sandbox, tenant):
+    """A cell shows the same whether the job ended before ``attach`` ran or while it waited:
+    the summary with the job's own run time, and a failure's notice."""
+    for prompt, name in (("a windmill", "done"), ("a cat [[fail:safety]]", "bad")):
+        submitted = shell.run(f"%%mediagen image --no-wait -o {name} --yes\n{prompt}")
+        assert submitted.success, submitted.text
+        job = shell.ns[name]
+        ended = mediagen.Client(api_key=tenant.api_key, base_url=sandbox.base_url)
+        assert ended.generations.wait(job.id, timeout=60).is_terminal
+        attached = shell.run(f"%mediagen attach {job.id} -o {name}")
+        assert attached.success, attached.text
+        assert shell.ns[name].is_terminal
+        assert shell.ns[name].id == job.id
+        if name == "done":
+            charged = shell.ns[name].credits_charged
+            summary = rf"completed · pixel-1 · {charged} credits charged in \d"
+            assert re.search(summary, attached.text), attached.text
+        else:
+            assert "failed · pixel-1 · error safety in " in attached.text, attached.text
+            assert "Nothing was charged" in attached.text
+
+
 # -- interrupts --------------------------------------------------------------------------------
 
 

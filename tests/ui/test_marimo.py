@@ -208,6 +208,10 @@ def test_the_tutorial_studio_submits_then_the_dashboard_and_a_plan_show_in_marim
 
         page.on("requestfinished", lambda r: sent(r, f"HTTP {r.response().status}"))
         page.on("requestfailed", lambda r: sent(r, f"failed: {r.failure}"))
+        # marimo drops what a view sends for a model it has closed ("[Model] ... suppressed"),
+        # and says so at the debug level
+        models: list[str] = []
+        page.on("console", lambda m: "[Model]" in m.text and models.append(m.text[:200]))
         refresh.click()
         summary = board.get_by_role("group", name="Spend summary")
         shown = "1 (1 completed, 0 failed, 0 pending)"
@@ -222,7 +226,7 @@ def test_the_tutorial_studio_submits_then_the_dashboard_and_a_plan_show_in_marim
             said = board.locator(".mg-dash-status").inner_text()
             warnings.warn(
                 f"marimo: the dashboard's first Refresh showed nothing in 20 s (status {said!r});"
-                f" the page had sent: {to_kernel}",
+                f" the page had sent: {to_kernel}; marimo's model log: {models[-5:]}",
                 stacklevel=1,
             )
             refresh.click()

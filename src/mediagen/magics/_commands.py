@@ -26,7 +26,7 @@ from mediagen.magics._cell_line import (
     did_you_mean,
 )
 from mediagen.magics._display import CreditsView, HistorySummary, Notice, models_table
-from mediagen.magics._generate import list_models, resubmit, show, wait_and_show
+from mediagen.magics._generate import list_models, resubmit, show_settled, wait_and_show
 from mediagen.magics._session import MagicSession
 
 LINE_USAGE = (
@@ -194,9 +194,9 @@ def _attach(magics: MagicSession, args: argparse.Namespace) -> Any:
         generation = magics.client.generations.get(args.id)
     else:
         raise MagicUsageError("usage: %mediagen attach ID [-o NAME] | --key KEY [-o NAME]")
-    magics.bind(args.name, generation)
     if generation.is_terminal:
-        return show(generation, args.name)
+        return show_settled(magics, generation, args.name)
+    magics.bind(args.name, generation)
     return wait_and_show(magics, generation, args.name)
 
 

@@ -230,10 +230,25 @@ def wait_and_show(magics: MagicSession, generation: Generation, name: str | None
     except BaseException:
         bar.close(f"stopped after {format_seconds(bar.elapsed)}", ok=False)
         raise
-    bar.close(
-        f"{generation_message(final)} in {format_seconds(bar.elapsed)}",
-        ok=final.status == "completed",
-    )
+    return _settled(magics, bar, final, name, bar.elapsed)
+
+
+def show_settled(magics: MagicSession, generation: Generation, name: str | None) -> Any:
+    """A generation found finished (``%mediagen attach`` after it ended): what a wait for it
+    ends with, the summary, a failure's notice and the generation, so a cell shows the same
+    whether the job ended before it ran or during it. The summary's time is the job's own,
+    from the service's times (what a wait would have taken, had it started with the job)."""
+    bar = Progress(f"Generation {generation.model}")
+    created, completed = generation.created_at, generation.completed_at
+    ran = (completed - created).total_seconds() if created and completed else None
+    return _settled(magics, bar, generation, name, ran)
+
+
+def _settled(
+    magics: MagicSession, bar: Progress, final: Generation, name: str | None, took: float | None
+) -> Any:
+    took_text = "" if took is None else f" in {format_seconds(max(0.0, took))}"
+    bar.close(f"{generation_message(final)}{took_text}", ok=final.status == "completed")
     magics.bind(name, final)
     if final.status == "failed":
         display(Notice(_failed_text(final), "error"))

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from lab_harness import LabServer, write_notebook
 from playwright.sync_api import expect
 from test_journeys import axe_js, axe_violations, dark_theme  # noqa: F401
 
-from conftest import LabServer, write_notebook
 from mediagen import Client
 
 SIDEBAR = "#mediagen-generations"

@@ -23,10 +23,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from lab_harness import CHROMIUM, CHROMIUM_ARGS, free_port, require_chromium
 from playwright.sync_api import expect
 from test_studio import pick, submit_when_priced
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, _free_port, _require_chromium
 from mediagen.cli import _tether
 
 TUTORIAL = Path(__file__).parents[2] / "notebooks" / "marimo_quickstart.py"
@@ -56,7 +56,7 @@ def marimo_serving(mode: str, notebook: Path, env: dict[str, str], log: Path) ->
     copy = folder / notebook.name
     shutil.copyfile(notebook, copy)
     (folder / "pyproject.toml").write_text("[tool.marimo.runtime]\nauto_instantiate = true\n")
-    port = _free_port()
+    port = free_port()
     edit = ["--no-token", "--skip-update-check"] if mode == "edit" else []
     with log.open("wb") as out:
         process = _tether.popen(
@@ -88,7 +88,7 @@ def marimo_serving(mode: str, notebook: Path, env: dict[str, str], log: Path) ->
 def browser_page() -> Iterator:
     from playwright.sync_api import sync_playwright
 
-    _require_chromium()
+    require_chromium()
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 1000})

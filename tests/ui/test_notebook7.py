@@ -11,16 +11,15 @@ import contextlib
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import expect
-from test_studio import JOB_TIMEOUT, pick, plays, studio_cell, submit_when_priced, wait_loaded
-
-from conftest import (
+from lab_harness import (
     FIND_PANEL,
     SNAPSHOT,
     LabServer,
-    _require_chromium,
+    require_chromium,
     write_notebook,
 )
+from playwright.sync_api import expect
+from test_studio import JOB_TIMEOUT, pick, plays, studio_cell, submit_when_priced, wait_loaded
 
 pytest.importorskip("notebook", reason="Jupyter Notebook 7 is in the test extra (notebook>=7)")
 
@@ -29,7 +28,7 @@ NAME = "nb7.ipynb"
 
 @pytest.fixture(scope="module")
 def notebook7(tmp_path_factory, lab_env) -> Iterator[LabServer]:
-    _require_chromium()
+    require_chromium()
     server = LabServer(
         tmp_path_factory.mktemp("nb7"), lab_env, app="notebook", app_class="JupyterNotebookApp"
     )

@@ -167,7 +167,7 @@ def test_the_widgets_front_end_files_load_from_the_installed_package(venv):
         "import json\n"
         "from mediagen.widgets import _assets\n"
         "names = sorted(p.name for p in _assets.STATIC.iterdir())\n"
-        "esm = {n: _assets.esm(n) for n in names if n.endswith('.js')}\n"
+        "esm = {n: _assets.bundled(n) for n in names if n.endswith('.js')}\n"
         "css = _assets.css(*[n for n in names if n.endswith('.css') and n != 'mediagen.css'])\n"
         "print(json.dumps({'names': names, 'esm': esm, 'css': css}))\n"
     )

@@ -339,3 +339,51 @@ def test_the_studio_lays_the_picker_beside_the_form_and_stacks_them_when_narrow(
             .filter((s) => s.textContent.includes('.mg-studio-jobs')).map((s) => s.id)"""
     )
     assert sheets == ["mediagen-shared-css"], sheets
+
+
+# Every Blob the page makes a URL of, from here on: anywidget imports each widget's ``_esm``
+# from one.
+COUNT_BLOBS = """() => {
+    window.__mgBlobs = [];
+    const made = URL.createObjectURL;
+    URL.createObjectURL = (blob) => {
+        window.__mgBlobs.push(blob);
+        return made.call(URL, blob);
+    };
+}"""
+BLOB_TEXTS = "() => Promise.all(window.__mgBlobs.map((b) => b.text()))"
+
+
+def test_a_second_studio_takes_the_view_modules_the_page_has(lab, tmp_path):
+    """Each widget's ``_esm`` imports its view's module once per page: a second studio (the
+    cell run again, as every job card and progress bar is another widget) parses none of its
+    views' modules again, and works as the first does."""
+    from test_journeys import assert_clean
+
+    from mediagen.widgets import _assets
+
+    seen = len(lab.console)
+    cell = studio_cell(tmp_path / "cache")
+    notebook = lab.open("second-studio.ipynb", [cell, cell.replace("studio =", "again =")])
+    lab.page.evaluate(COUNT_BLOBS)
+    notebook.run_all()
+    for index in (0, 1):
+        studio = notebook.output(index)
+        studio.locator(".mg-picker [role=option]").first.wait_for(timeout=JOB_TIMEOUT)
+        pick(studio, "Image", "pixel-1")
+        prompt = studio.locator(".mg-form").get_by_role("textbox", name="Prompt", exact=True)
+        expect(prompt).to_be_visible()
+        price = studio.locator(".mg-estimate-price")
+        expect(price).to_contain_text("credits", timeout=JOB_TIMEOUT)
+    texts = lab.page.evaluate(BLOB_TEXTS)
+    views = {_assets.bundled(name): name for name in ("studio.js", "picker.js", "form.js")}
+    imported = [views[text] for text in texts if text in views]
+    loaders = [text for text in texts if text.startswith("const modules = globalThis")]
+    assert sorted(set(imported)) == sorted(imported), f"a view imported twice: {imported}"
+    assert len(loaders) >= 6, "two studios, each a studio, a picker and a form at least"
+    keys = lab.page.evaluate("() => [...globalThis.__mediagenModules.keys()]")
+    for name in views.values():
+        assert sum(key.startswith(f"{name}:") for key in keys) == 1, keys
+    assert_clean(notebook)
+    errors = [line for line in lab.console[seen:] if line.startswith("error")]
+    assert errors == [], f"browser console errors: {errors}"

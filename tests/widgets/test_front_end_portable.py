@@ -46,7 +46,7 @@ def test_every_view_is_built_and_nothing_else_is_shipped_as_a_module():
 
 @pytest.mark.parametrize("name", MODULES)
 def test_widget_modules_need_nothing_front_end_specific(name):
-    source = _assets.esm(name)
+    source = _assets.bundled(name)
     found = [what for what, pattern in FRONT_END_ONLY.items() if pattern.search(source)]
     assert found == []
     assert DEFAULT_EXPORT.search(source)
@@ -82,7 +82,7 @@ def test_the_shared_stylesheet_comes_once_with_each_view_module_not_with_its_wid
     for cls, name in classes.items():
         own = getattr(cls, "_css", None) or ""
         assert sheet not in own, f"{cls.__name__} sends mediagen.css as its own _css"
-        module = _assets.esm(name)
+        module = _assets.bundled(name)
         # the build put in today's sheet (an older one would carry another digest), once
         assert module.count(digest) == 1, f"{name} is not built from this mediagen.css"
         assert module.count(marker) == 1, cls.__name__

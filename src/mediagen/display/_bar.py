@@ -15,6 +15,8 @@ from pathlib import Path
 import anywidget
 import traitlets
 
+from mediagen.display._modules import imported_once
+
 MODULE = Path(__file__).parents[1] / "widgets" / "static" / "progress.js"
 
 
@@ -31,7 +33,7 @@ def _module() -> str:
 class ProgressBar(anywidget.AnyWidget):
     """``max`` 0: the amount of work is unknown, and the bar is indeterminate."""
 
-    _esm = _module()
+    _esm = imported_once(MODULE.name, _module())
 
     description = traitlets.Unicode("").tag(sync=True)
     value = traitlets.Int(0).tag(sync=True)

@@ -11,6 +11,8 @@ module with its hash, and that module puts it in the page once: as each widget's
 would be a copy per widget class, and anywidget rewrites a class's ``<style>`` (restyling the
 whole page) every time one of its widgets is created. Other widgets in the package (and the
 spend dashboard) can reuse its ``mg-*`` classes; ``_css`` carries only a widget's own sheets.
+
+Each ``_esm`` imports its view's module once per page (:mod:`mediagen.display._modules`).
 """
 
 from __future__ import annotations
@@ -20,12 +22,21 @@ import functools
 import hashlib
 from pathlib import Path
 
+from mediagen.display._modules import imported_once
+
 STATIC = Path(__file__).with_name("static")
 SHARED_CSS = STATIC / "mediagen.css"
 
 
 @functools.cache
 def esm(name: str) -> str:
+    """The ``_esm`` of a widget whose view is ``static/<name>``: the view's module, imported
+    once per page (see above)."""
+    return imported_once(name, bundled(name))
+
+
+@functools.cache
+def bundled(name: str) -> str:
     """The bundled module ``static/<name>`` (a view's ES module, helpers and sheet included)."""
     path = STATIC / name
     try:

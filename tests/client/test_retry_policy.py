@@ -108,6 +108,25 @@ def test_a_429_teaches_the_pace_and_only_its_request_waits_retry_after():
     assert gate.acquire(waited=True) < 1.0  # the one that waited its own: only the pace
 
 
+def test_a_short_retry_after_holds_the_others_a_moment_though_the_retry_adds_jitter():
+    clock = FakeClock()
+    gate = KeyGate(clock=clock)
+    _answered_at(gate, clock, 20, 2.0)
+    # the retry waits the service's 1 s and a little jitter; the service said a moment
+    assert gate.penalize(1.07, retry_after=1.0) == 1.07
+    assert gate.acquire() == pytest.approx(KeyGate.HOLD, abs=0.06)  # not the whole second
+
+
+def test_a_cut_after_a_ramp_starts_from_the_recent_rate_not_the_ramps():
+    clock = FakeClock()
+    gate = KeyGate(clock=clock)
+    _answered_at(gate, clock, 5, 3.0)  # the run's first seconds, a pace still growing
+    _answered_at(gate, clock, 20, 2.0)  # then the limit's rate, and a 429
+    gate.penalize(1.0)
+    # over the last 5 s: 11 a second; over the last 2 s, less its burst share: 16
+    assert gate.pace == pytest.approx(KeyGate.CUT * KeyGate.RECENT_SHARE * 20, rel=0.1)
+
+
 def test_a_retry_after_longer_than_a_moment_holds_every_request_of_the_key():
     clock = FakeClock()
     gate = KeyGate(clock=clock)

@@ -191,8 +191,16 @@ class KeyGate:
     429s come again before the pace settled: the limit fell); then the pace holds
     nearly still (``PROBE`` per second) for ``PLATEAU`` seconds near the limit just found, and
     grows by ``GROW`` per second after that, in case the limit was raised. The request that got
-    the 429 waits its ``Retry-After``; the others go on at the lower pace, which leaves the
-    service's bucket room to refill, rather than all stopping for that long.
+    the 429 waits its ``Retry-After``; the others go on at the lower pace after a short
+    ``HOLD``, which leaves the service's bucket room to refill, rather than all stopping for
+    that long.
+
+    What the service accepted is read over two spans, and the higher reading is kept: the rate
+    over the last ``WINDOW`` seconds, or ``RECENT_SHARE`` of the rate over the last ``RECENT``.
+    The long span alone reaches back into a ramp (a run's first seconds, a cluster's slow
+    start): a cut there lands far below the limit, the pace stays there for the whole plateau,
+    and each cut after climbs only a step. A full bucket's burst (a second's worth) lifts
+    either reading to at most 1.2 times the limit, so the short one overshoots no more.
 
     ``rate`` (``rate_limit=``, requests per second) fixes the pace instead: nothing is learned,
     and a 429 holds every request of the key for its ``Retry-After`` (then releases them
@@ -220,6 +228,10 @@ class KeyGate:
     SHORT = 1.0
     #: how far back the accepted rate is measured when a 429 comes (seconds)
     WINDOW = 5.0
+    #: the recent span read too (seconds), and the share of its rate kept: a second's burst
+    #: adds half the limit over two seconds, a fifth over ``WINDOW``
+    RECENT = 2.0
+    RECENT_SHARE = 0.8
     #: the slowest learned pace (requests per second)
     FLOOR = 0.2
     #: the furthest ahead of its turn a slot is reserved (seconds): a request whose slot would
@@ -307,10 +319,15 @@ class KeyGate:
             growth = self.PROBE if now - s.cut_at < self.PLATEAU else self.GROW
             s.learned *= 1.0 + growth * min(elapsed, 1.0)
 
-    def penalize(self, seconds: float, sent_at: float | None = None) -> float:
-        """The service said 429 with ``Retry-After: seconds`` to a request sent at ``sent_at``
-        (the gate's clock); returns how long that request waits before it is sent again (the
-        others: see the class). A request sent before the pace was last cut says nothing of
+    def penalize(
+        self, seconds: float, sent_at: float | None = None, retry_after: float | None = None
+    ) -> float:
+        """The service said 429 to a request sent at ``sent_at`` (the gate's clock), which is
+        to wait ``seconds``; returns how long that request waits before it is sent again (the
+        others: see the class). ``retry_after``: the service's own ``Retry-After``, when
+        ``seconds`` adds the retry's jitter to it: whether the wait is short (``SHORT``) is
+        the service's to say, or a jitter of a few hundredths would hold every request of the
+        key for the whole second. A request sent before the pace was last cut says nothing of
         the new pace (many are in flight when a key has several processes): no cut, as TCP
         cuts once per window."""
         cut: tuple[float, float] | None = None
@@ -320,7 +337,8 @@ class KeyGate:
             stale = sent_at is not None and sent_at <= s.cut_at
             if not self.rate and not stale and now - s.cut_at >= self.COOLDOWN:
                 cut = self._cut(s, now)
-            if self.rate or seconds > self.SHORT:
+            said = seconds if retry_after is None else retry_after
+            if self.rate or said > self.SHORT:
                 s.blocked_until = max(s.blocked_until, now + max(0.0, seconds))
                 wait = 0.0
             else:
@@ -355,7 +373,10 @@ class KeyGate:
         the accepted rate, and the factor cut by. Nothing accepted lately (the key was idle
         here, or held by the 429s) says nothing of the limit: the pace it held is cut instead,
         never thrown to the floor."""
-        accepted = s.accepted_rate(now, self.WINDOW)
+        accepted = max(
+            s.accepted_rate(now, self.WINDOW),
+            self.RECENT_SHARE * s.accepted_rate(now, self.RECENT),
+        )
         base = accepted if s.learned is None else min(s.learned, accepted or s.learned)
         # 429s again soon after a cut: the limit fell, not just a probe too far
         cut = self.CUT if now - s.cut_at >= self.PLATEAU else self.RETREAT

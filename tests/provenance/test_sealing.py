@@ -4,9 +4,12 @@ leaves nothing behind."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
+import threading
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from provenance_helpers import example
@@ -14,7 +17,7 @@ from provenance_helpers import example
 import mediagen as mg
 from mediagen import provenance
 from mediagen.provenance import _seal, _signing
-from mediagen.provenance._sidecar import read_sidecar
+from mediagen.provenance._sidecar import read_sidecar, sidecar_of
 
 
 def _done(client, catalog):
@@ -37,6 +40,35 @@ def test_a_signed_download_reaches_the_cache_signed_with_no_temporary_file_left(
         assert mg.verify(path, trust_anchors=pki["root.pem"]).status == "valid"
         assert read_sidecar(path)["signed"] is True
         assert _leftovers(path.parent) == []
+
+
+@pytest.mark.parametrize("signed", [False, True], ids=["unsigned", "signed"])
+def test_threads_saving_one_output_at_once_each_get_it_sealed(
+    client, catalog, pki, signed_by, tmp_path, signed
+):
+    """Two studios of one kernel load the same history into one cache at once: each thread
+    that finds an output missing downloads and seals it, and every one of them must succeed
+    (their temporary files beside the same name must not be one file)."""
+    output = _done(client, catalog).outputs[0]
+    cached = output.local_path
+    threads = 6
+    start = threading.Barrier(threads)
+
+    def save(n: int):
+        start.wait()
+        return output.save(tmp_path / f"out-{n}")
+
+    with signed_by(pki["chain.pem"], pki["leaf.key"]) if signed else contextlib.nullcontext():
+        for _ in range(5):  # each round finds the cache empty and races for it
+            cached.unlink()
+            sidecar_of(cached).unlink()
+            with ThreadPoolExecutor(threads) as pool:
+                saved = list(pool.map(save, range(threads)))
+            for path in (cached, *saved):
+                assert read_sidecar(path)["signed"] is signed
+                assert _leftovers(path.parent) == []
+    if signed:
+        assert mg.verify(cached, trust_anchors=pki["root.pem"]).status == "valid"
 
 
 def test_a_signer_is_made_once_per_configuration_and_again_when_its_key_changes(pki):

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mediagen._version import __version__
+from mediagen.local._files import temp_for, write_atomic
 from mediagen.provenance._record import ASSERTION_LABEL, file_sha256
 from mediagen.provenance._sidecar import read_sidecar, write_sidecar
 from mediagen.provenance._signing import current_signer, signing_context
@@ -85,7 +86,7 @@ def embed_file(path: Path, record: dict[str, Any], signer: Any, mime: str, title
     """``path`` replaced by a copy carrying a signed C2PA manifest of ``record``, streamed."""
     import c2pa
 
-    temp = path.with_name(f".{path.name}.{os.getpid()}.c2pa.tmp")
+    temp = temp_for(path)
     try:
         definition = manifest_definition(record, title, mime)
         with (
@@ -195,9 +196,4 @@ def _overwrite(staged: Path, data: bytes, size: int) -> None:
 def _replace(path: Path, data: bytes) -> None:
     """``path``, which others may read, replaced by ``data`` with a rename: never seen half
     written."""
-    temp = path.with_name(f".{path.name}.{os.getpid()}.c2pa.tmp")
-    try:
-        temp.write_bytes(data)
-        os.replace(temp, path)
-    finally:
-        temp.unlink(missing_ok=True)
+    write_atomic(path, data)

@@ -11,9 +11,10 @@ shows too.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
+
+from mediagen.local._files import write_atomic
 
 SUFFIX = ".mediagen.json"
 
@@ -23,11 +24,8 @@ def sidecar_of(path: Path) -> Path:
 
 
 def write_sidecar(path: Path, content: dict[str, Any]) -> Path:
-    target = sidecar_of(path)
-    temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    temp.write_text(json.dumps(content, indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(temp, target)
-    return target
+    text = json.dumps(content, indent=1, sort_keys=True)
+    return write_atomic(sidecar_of(path), text.encode("utf-8"))
 
 
 def read_sidecar(path: Path) -> dict[str, Any] | None:

@@ -176,8 +176,8 @@ def _sign(
         return None, reason
     if signed is None:
         return file_sha256(source), None
-    if source == path:
-        _replace(path, signed)
+    if source == path:  # others may read it: replaced by a rename, never seen half written
+        write_atomic(path, signed)
     else:
         _overwrite(source, signed, size)
     return hashlib.sha256(signed).hexdigest(), None
@@ -191,9 +191,3 @@ def _overwrite(staged: Path, data: bytes, size: int) -> None:
         handle.write(data)
         if len(data) < size:
             handle.truncate()
-
-
-def _replace(path: Path, data: bytes) -> None:
-    """``path``, which others may read, replaced by ``data`` with a rename: never seen half
-    written."""
-    write_atomic(path, data)

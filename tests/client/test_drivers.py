@@ -13,7 +13,6 @@ import httpx
 import pytest
 
 import mediagen
-from mediagen.client._requests import KeyGate
 
 BASE = "http://127.0.0.1:9"
 KEY = "mgk_driver_SECRET"
@@ -102,23 +101,6 @@ def test_429_holds_the_key_for_retry_after_then_goes_on(tmp_path):
     assert len(seen) == 2
     assert sleeps
     assert 2 <= sleeps[0] <= 2.3
-
-
-def test_a_429_of_one_second_holds_the_other_requests_of_the_key_only_a_moment(tmp_path):
-    handler, seen = _script(
-        _error(429, "rate_limited", {"Retry-After": "1"}), httpx.Response(200, json=GEN)
-    )
-    sleeps: list[float] = []
-    http = httpx.Client(transport=httpx.MockTransport(handler))
-    client = mediagen.Client(
-        api_key=KEY + "moment", base_url=BASE, http_client=http, sleep=sleeps.append,
-        journal=False, validate=False, cache_dir=tmp_path,
-    )  # fmt: skip
-    client.generations.get("g1")
-    assert len(seen) == 2
-    assert 1 <= sleeps[0] <= 1.2  # its own request waits the second, and its jitter
-    # the others: the gate's short hold, not the second and its jitter
-    assert client._gate.blocked_for <= KeyGate.HOLD
 
 
 def test_retries_give_up_with_the_last_error(tmp_path):

@@ -108,15 +108,6 @@ def test_a_429_teaches_the_pace_and_only_its_request_waits_retry_after():
     assert gate.acquire(waited=True) < 1.0  # the one that waited its own: only the pace
 
 
-def test_a_short_retry_after_holds_the_others_a_moment_though_the_retry_adds_jitter():
-    clock = FakeClock()
-    gate = KeyGate(clock=clock)
-    _answered_at(gate, clock, 20, 2.0)
-    # the retry waits the service's 1 s and a little jitter; the service said a moment
-    assert gate.penalize(1.07, retry_after=1.0) == 1.07
-    assert gate.acquire() == pytest.approx(KeyGate.HOLD, abs=0.06)  # not the whole second
-
-
 def test_a_cut_after_a_ramp_starts_from_the_recent_rate_not_the_ramps():
     clock = FakeClock()
     gate = KeyGate(clock=clock)

@@ -191,9 +191,8 @@ class KeyGate:
     429s come again before the pace settled: the limit fell); then the pace holds
     nearly still (``PROBE`` per second) for ``PLATEAU`` seconds near the limit just found, and
     grows by ``GROW`` per second after that, in case the limit was raised. The request that got
-    the 429 waits its ``Retry-After``; the others go on at the lower pace after a short
-    ``HOLD``, which leaves the service's bucket room to refill, rather than all stopping for
-    that long.
+    the 429 waits its ``Retry-After``; the others go on at the lower pace, which leaves the
+    service's bucket room to refill, rather than all stopping for that long.
 
     What the service accepted is read over two spans, and the higher reading is kept: the rate
     over the last ``WINDOW`` seconds, or ``RECENT_SHARE`` of the rate over the last ``RECENT``.
@@ -319,15 +318,10 @@ class KeyGate:
             growth = self.PROBE if now - s.cut_at < self.PLATEAU else self.GROW
             s.learned *= 1.0 + growth * min(elapsed, 1.0)
 
-    def penalize(
-        self, seconds: float, sent_at: float | None = None, retry_after: float | None = None
-    ) -> float:
-        """The service said 429 to a request sent at ``sent_at`` (the gate's clock), which is
-        to wait ``seconds``; returns how long that request waits before it is sent again (the
-        others: see the class). ``retry_after``: the service's own ``Retry-After``, when
-        ``seconds`` adds the retry's jitter to it: whether the wait is short (``SHORT``) is
-        the service's to say, or a jitter of a few hundredths would hold every request of the
-        key for the whole second. A request sent before the pace was last cut says nothing of
+    def penalize(self, seconds: float, sent_at: float | None = None) -> float:
+        """The service said 429 with ``Retry-After: seconds`` to a request sent at ``sent_at``
+        (the gate's clock); returns how long that request waits before it is sent again (the
+        others: see the class). A request sent before the pace was last cut says nothing of
         the new pace (many are in flight when a key has several processes): no cut, as TCP
         cuts once per window."""
         cut: tuple[float, float] | None = None
@@ -337,8 +331,7 @@ class KeyGate:
             stale = sent_at is not None and sent_at <= s.cut_at
             if not self.rate and not stale and now - s.cut_at >= self.COOLDOWN:
                 cut = self._cut(s, now)
-            said = seconds if retry_after is None else retry_after
-            if self.rate or said > self.SHORT:
+            if self.rate or seconds > self.SHORT:
                 s.blocked_until = max(s.blocked_until, now + max(0.0, seconds))
                 wait = 0.0
             else:

@@ -483,7 +483,7 @@ def call_plan(
                 # Retry-After even when this call's deadline comes sooner (at a fixed
                 # rate_limit=, or a Retry-After longer than a moment, every request of the
                 # key waits it out)
-                own = gate.penalize(max(delay, hint or 0.0), sent_at, hint)
+                own = gate.penalize(max(delay, hint or 0.0), sent_at)
                 if own > 0:
                     yield Wait(tries.pause(own))
                     waited = True

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -201,3 +202,33 @@ def test_a_save_with_time_to_spare_keeps_the_whole_file(sandbox, tenant, tmp_pat
         (path,) = gen.save(tmp_path / "saved", timeout=30)
     assert path.parent == tmp_path / "saved"
     assert path.read_bytes().startswith(b"\x89PNG")
+
+
+def test_downloads_start_no_thread_each(sandbox, tenant, tmp_path):
+    """The deadline of a blocking download is kept by one thread of the process, not by a
+    thread started (and ended) per download: on CPython 3.11 before 3.11.9, starting a thread
+    can deadlock the whole process against ``sys._current_frames()``, which a Dask worker's
+    profiler calls every few milliseconds, and a table run makes a download per row."""
+    import threading
+
+    options = {"journal": False, "cache_dir": tmp_path / "cache", "poll_interval": (0.05, 0.1)}
+    started: set[str] = set()
+
+    def note(frame, event, arg):  # runs in each thread the threading module starts
+        started.add(threading.current_thread().name)
+        sys.setprofile(None)
+
+    with mediagen.Client(api_key=tenant.api_key, base_url=sandbox.base_url, **options) as client:
+        gens = [
+            client.images.create(model="pixel-1", prompt=f"a lighthouse {n}").wait(download=False)
+            for n in range(6)
+        ]
+        gens[0].save(tmp_path / "first")  # the process's deadline thread, if not started yet
+        threading.setprofile(note)
+        try:
+            paths = [path for gen in gens[1:] for path in gen.save(tmp_path / "saved")]
+        finally:
+            threading.setprofile(None)  # type: ignore[arg-type]
+    assert len(paths) == 5
+    assert all(path.read_bytes().startswith(b"\x89PNG") for path in paths)
+    assert started == set(), f"threads started by 5 downloads: {sorted(started)}"

@@ -10,10 +10,14 @@ download and upload runs through. The drivers only perform what these yield.
 from __future__ import annotations
 
 import base64
+import heapq
+import itertools
 import json
 import logging
+import os
 import socket
 import threading
+import time
 from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -335,13 +339,71 @@ def cut_at(response: httpx.Response, left: float | None) -> Iterator[None]:
     if left is None or not isinstance(sock, socket.socket):
         yield
         return
-    timer = threading.Timer(left, _shut, (sock,))
-    timer.daemon = True
-    timer.start()
+    token = _CUTTER.add(left, sock)
     try:
         yield
     finally:
-        timer.cancel()
+        _CUTTER.cancel(token)
+
+
+class _Cutter:
+    """The one thread of a process that shuts the sockets of downloads at their deadlines.
+
+    Not a thread per download: on CPython 3.11 (before 3.11.9) starting or ending a thread
+    takes the runtime's lock while holding the GIL, and ``sys._current_frames()`` (which a Dask
+    worker's profiler calls every few milliseconds) holds that lock while a garbage collection
+    it set off runs Python code, which waits for the GIL: the two deadlock, and the whole
+    process (its downloads, its heartbeats) stops for good. A table run starts hundreds of
+    thousands of downloads; each one starting and ending a thread made that likely."""
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._due: list[tuple[float, int]] = []  # (when, token), a heap; cancelled ones stay
+        self._socks: dict[int, socket.socket] = {}  # token -> socket, for the pending ones
+        self._count = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def add(self, left: float, sock: socket.socket) -> int:
+        """Shut ``sock`` in ``left`` seconds unless ``cancel(token)`` comes first."""
+        with self._cond:
+            if self._thread is None:
+                thread = threading.Thread(target=self._run, name="mediagen-deadlines", daemon=True)
+                thread.start()
+                self._thread = thread
+            token = next(self._count)
+            self._socks[token] = sock
+            heapq.heappush(self._due, (time.monotonic() + left, token))
+            self._cond.notify()
+        return token
+
+    def cancel(self, token: int) -> None:
+        """After this returns, the socket of ``token`` is not shut by this cutter."""
+        with self._cond:
+            self._socks.pop(token, None)
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                while self._due and self._due[0][1] not in self._socks:
+                    heapq.heappop(self._due)  # cancelled
+                if not self._due:
+                    self._cond.wait()
+                    continue
+                when, token = self._due[0]
+                wait = when - time.monotonic()
+                if wait > 0:
+                    self._cond.wait(wait)
+                    continue
+                heapq.heappop(self._due)
+                _shut(self._socks.pop(token))  # under the lock: a cancel has not returned
+
+
+_CUTTER = _Cutter()
+if hasattr(os, "register_at_fork"):  # a forked child has no cutter thread, maybe a held lock
+    os.register_at_fork(after_in_child=_CUTTER._reset)
 
 
 def _shut(sock: socket.socket) -> None:

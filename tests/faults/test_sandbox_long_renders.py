@@ -25,10 +25,13 @@ LONG_SPEECH = {
     ],
 }
 # How much slower another organization's median answer may be while long renders run: generous
-# for a busy machine (measured 1.1 to 2.1 for credits, 0.9 to 2.3 for an image; with each long
-# render holding a worker of the shared lanes, an image waited over five minutes once three
-# were rendering, and a synthesis on the event loop would hold up every request).
-PROMPT_RATIO = 5.0
+# for a busy machine (measured 1.1 to 2.1 for credits, 0.9 to 2.3 for an image on an idle one;
+# in a CI run of the whole suite on 2 cores, credits took 5.3x and 7.0x: 4.6 and 5.6 ms against
+# 0.9 and 0.8 ms idle, where a little contention is a large ratio). What this guards against is
+# far slower: with each long render holding a worker of the shared lanes, an image waited over
+# five minutes once three were rendering, and a synthesis on the event loop would hold up every
+# request for as long as a segment takes (hundreds of milliseconds).
+PROMPT_RATIO = 15.0
 # an image queued behind the long renders would wait seconds, 30x and more an idle one; three
 # images on a loaded machine vary by up to 6x between two moments
 IMAGE_RATIO = 10.0

@@ -15,6 +15,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -67,16 +68,25 @@ class Reply:
     """An answer. With ``hold``, the body is sent and then the connection is kept open (the
     rest never comes) until the event is set: a download that stalls part-way. With
     ``trickle``, the body is sent one byte every ``trickle`` seconds (a slow link that never
-    stalls long enough for a read to time out)."""
+    stalls long enough for a read to time out); with ``trickle_head``, the status line and
+    headers are, before the body comes whole."""
 
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b""
     hold: threading.Event | None = None
     trickle: float | None = None
+    trickle_head: float | None = None
 
 
 Responder = Callable[[Request], "Reply | None"]
+
+
+def _head(reply: Reply) -> bytes:
+    """The status line and headers of ``reply``, as sent before its body."""
+    lines = [f"HTTP/1.1 {reply.status} Trickled", *(f"{k}: {v}" for k, v in reply.headers.items())]
+    lines += [f"Content-Length: {len(reply.body)}", "Connection: close", "", ""]
+    return "\r\n".join(lines).encode()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -95,6 +105,12 @@ class _Handler(BaseHTTPRequestHandler):
         if reply is None:  # drop: the connection closes with no answer at all
             self.close_connection = True
             self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if reply.trickle_head is not None:
+            self._trickle(_head(reply), reply.trickle_head)
+            with suppress(OSError):  # the client gave up before the head was whole
+                self.wfile.write(reply.body)
+            self.close_connection = True
             return
         self.send_response(reply.status)
         headers = {k.lower(): v for k, v in reply.headers.items()}

@@ -10,6 +10,7 @@ import json
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 from client_faults import FakeServer, Reply, timed
 
@@ -232,3 +233,82 @@ def test_downloads_start_no_thread_each(sandbox, tenant, tmp_path):
     assert len(paths) == 5
     assert all(path.read_bytes().startswith(b"\x89PNG") for path in paths)
     assert started == set(), f"threads started by 5 downloads: {sorted(started)}"
+
+
+class TrickledHeads(SlowFiles):
+    """A service that sends the status line and headers of its answers a byte every 0.1 s:
+    every read gets a byte in time, and a head of some 300 bytes takes half a minute."""
+
+    def __init__(self, api: bool) -> None:
+        super().__init__()
+        self.api = api
+
+    def respond(self, request):
+        reply = super().respond(request)
+        path = request.path.split("?")[0]
+        if reply is not None and (path == "/files/slow.png" or self.api):
+            padded = {**reply.headers, "X-Pad": "a" * 200}
+            return Reply(reply.status, padded, PNG[:8], trickle_head=0.1)
+        return reply
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_a_file_server_trickling_its_headers_cannot_hold_a_save(tmp_path, asynchronous):
+    """The deadline bounds the whole exchange, the wait for the answer's head included, not
+    only the body: without it a blocking save with ``timeout=2`` was held for 27 s."""
+    heads = TrickledHeads(api=False)
+    try:
+        if asynchronous:
+
+            async def main() -> None:
+                async with mediagen.AsyncClient(**_options(heads, tmp_path)) as client:
+                    gen = mediagen.Generation.from_dict(
+                        _generation_body(heads.output_url), client=client
+                    )
+                    await client.save(gen, tmp_path / "saved", timeout=TIMEOUT)
+
+            took, error, ended = _timed(lambda: asyncio.run(main()))
+        else:
+            with mediagen.Client(**_options(heads, tmp_path)) as client:
+                gen = mediagen.Generation.from_dict(
+                    _generation_body(heads.output_url), client=client
+                )
+                took, error, ended = _timed(lambda: gen.save(tmp_path / "saved", timeout=TIMEOUT))
+        _check_ended_by_deadline(heads, tmp_path, took, error, ended, mediagen.APITimeoutError)
+    finally:
+        heads.server.close()
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_an_api_answer_trickling_its_headers_cannot_hold_a_call(tmp_path, asynchronous):
+    """No ``timeout=`` on the call: the client's ``timeout`` bounds it, head and all."""
+    heads = TrickledHeads(api=True)
+    options = {**_options(heads, tmp_path), "timeout": TIMEOUT, "max_retries": 0}
+    try:
+        if asynchronous:
+
+            async def main() -> None:
+                async with mediagen.AsyncClient(**options) as client:
+                    await client.generations.get(GENERATION_ID)
+
+            took, error, ended = _timed(lambda: asyncio.run(main()))
+        else:
+            with mediagen.Client(**options) as client:
+                took, error, ended = _timed(lambda: client.generations.get(GENERATION_ID))
+        assert ended, "the call was still reading the answer's head long after its timeout"
+        assert isinstance(error, mediagen.APITimeoutError), error
+        assert took < TIMEOUT + MARGIN
+    finally:
+        heads.server.close()
+
+
+def test_every_transport_of_the_http_client_a_client_builds_is_bounded(monkeypatch):
+    """The head's bound reaches into httpx's pools, which have no public way in: an httpx
+    whose pools moved fails here rather than silently losing the bound (the environment's
+    proxies get a transport each, and are bounded too)."""
+    from mediagen.client._drivers import bound_blocking_reads
+
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    with httpx.Client() as http:
+        assert len(http._mounts) >= 1  # the proxy's own transport
+        assert bound_blocking_reads(http)

@@ -9,13 +9,16 @@ first called, or an ``AsyncClient`` built.
 from __future__ import annotations
 
 import inspect
+import ssl
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import httpcore
 import httpx
 
 from mediagen.client._base import USER_AGENT, BaseClient
@@ -80,6 +83,7 @@ class SyncDriver(BaseClient):
                 follow_redirects=False,
                 verify=ssl_context(),
             )
+            bound_blocking_reads(http_client)
         self._http = http_client
 
     # --- resources: built on first use ---------------------------------------------------
@@ -311,15 +315,16 @@ class SyncDriver(BaseClient):
             spec.method, url, params=spec.params or None, json=spec.json, headers=headers,
             timeout=httpx.Timeout(timeout),
         )  # fmt: skip
-        response = self._http.send(request, stream=True)
-        try:
-            chunks = []
-            for chunk in response.iter_bytes():
-                chunks.append(chunk)
-                tries.left()  # a body trickling past the deadline is abandoned
-            return response.status_code, response.headers, b"".join(chunks)
-        finally:
-            response.close()
+        with reads_end_by(timeout):
+            response = self._http.send(request, stream=True)
+            try:
+                chunks = []
+                for chunk in response.iter_bytes():
+                    chunks.append(chunk)
+                    tries.left()  # a body trickling past the deadline is abandoned
+                return response.status_code, response.headers, b"".join(chunks)
+            finally:
+                response.close()
 
     def _fetch(self, url: str, temp: Path, deadline: float | None = None) -> Fetched:
         from mediagen.client._transport import fetch_plan
@@ -340,24 +345,26 @@ class SyncDriver(BaseClient):
         )
 
         request = strip_auth(self._http.build_request("GET", url, **attempt_timeout(self, tries)))
-        response = self._http.send(request, stream=True, follow_redirects=True, auth=None)
-        try:
-            check_final_status(response.status_code, file_url_path(url))
-            if response.status_code >= 400:
-                response.read()
-                return response
-            size = 0
-            with open(temp, "wb") as handle, cut_at(response, tries.left()):
-                # Each piece as it arrives (no re-chunking, which would hold a trickle back
-                # until a whole chunk came), so the deadline is checked after every read, and
-                # a read still waiting at the deadline is cut then.
-                for chunk in response.iter_bytes():
-                    handle.write(chunk)
-                    size += len(chunk)
-                    tries.left()
-            return fetched(response.headers, size)
-        finally:
-            response.close()
+        with reads_end_by(tries.left()):  # the head too, which ``cut_at`` cannot reach
+            response = self._http.send(request, stream=True, follow_redirects=True, auth=None)
+            try:
+                check_final_status(response.status_code, file_url_path(url))
+                if response.status_code >= 400:
+                    response.read()
+                    return response
+                size = 0
+                with open(temp, "wb") as handle, cut_at(response, tries.left()):
+                    # Each piece as it arrives (no re-chunking, which would hold a trickle
+                    # back until a whole chunk came), so the deadline is checked after every
+                    # read, and a read still waiting at the deadline is cut then (in an http
+                    # client of the caller's too).
+                    for chunk in response.iter_bytes():
+                        handle.write(chunk)
+                        size += len(chunk)
+                        tries.left()
+                return fetched(response.headers, size)
+            finally:
+                response.close()
 
     def _put(self, effect: Put) -> Any:
         from mediagen.client._transport import attempt_timeout, put_plan, strip_auth
@@ -373,7 +380,8 @@ class SyncDriver(BaseClient):
                 headers=effect.headers,
                 **attempt_timeout(self, tries),
             )
-            return self._http.send(strip_auth(request), auth=None)
+            with reads_end_by(tries.left()):
+                return self._http.send(strip_auth(request), auth=None)
 
         return self._drive(put_plan(self, effect.url, effect.deadline), attempt)
 
@@ -385,6 +393,112 @@ def _until_deadline(chunks: Iterator[bytes], tries: Attempts) -> Iterator[bytes]
     for chunk in chunks:
         tries.left()
         yield chunk
+
+
+# A blocking request's deadline, head included.
+#
+# httpx times each read, not a whole answer: a server sending its answer's head a byte at a
+# time holds a blocking request for as long as it likes (the socket of a download is known,
+# and cut by ``cut_at``, only once its head is in). So the http client a ``Client`` builds
+# connects through a network backend whose every blocking read, write and connect waits no
+# longer than the deadline of the request this thread is making.
+
+_DEADLINE = threading.local()
+
+
+@contextmanager
+def reads_end_by(left: float | None) -> Iterator[None]:
+    """Each blocking read, write or connect this thread makes through a bounded http client
+    (:func:`bound_blocking_reads`) ends within ``left`` seconds from now (None: no bound)."""
+    if left is None:
+        yield
+        return
+    outer = getattr(_DEADLINE, "at", None)
+    _DEADLINE.at = time.monotonic() + left
+    try:
+        yield
+    finally:
+        _DEADLINE.at = outer
+
+
+def _within(timeout: float | None, late: type[Exception]) -> float | None:
+    at = getattr(_DEADLINE, "at", None)
+    if at is None:
+        return timeout
+    left = at - time.monotonic()
+    if left <= 0:
+        raise late("the request's deadline passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _BoundedStream(httpcore.NetworkStream):
+    def __init__(self, stream: httpcore.NetworkStream) -> None:
+        self._stream = stream
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._stream.read(max_bytes, _within(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, _within(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        timeout = _within(timeout, httpcore.ConnectTimeout)
+        return _BoundedStream(self._stream.start_tls(ssl_context, server_hostname, timeout))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+class _BoundedBackend(httpcore.NetworkBackend):
+    def __init__(self, backend: httpcore.NetworkBackend) -> None:
+        self._backend = backend
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        timeout = _within(timeout, httpcore.ConnectTimeout)
+        stream = self._backend.connect_tcp(host, port, timeout, local_address, socket_options)
+        return _BoundedStream(stream)
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.NetworkStream:
+        timeout = _within(timeout, httpcore.ConnectTimeout)
+        return _BoundedStream(self._backend.connect_unix_socket(path, timeout, socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self._backend.sleep(seconds)
+
+
+def bound_blocking_reads(http: httpx.Client) -> bool:
+    """Make the connections of ``http`` (one the client built: its direct transport and the
+    proxies of the environment) keep :func:`reads_end_by`. httpx has no public way to give
+    its transport a network backend, so this reaches into httpx's and httpcore's pools; where
+    they are not as expected it leaves them be (a download's body is still cut at its deadline).
+    Whether every transport was bounded."""
+    bounded = True
+    for transport in (http._transport, *http._mounts.values()):
+        pool = getattr(transport, "_pool", None)
+        backend = getattr(pool, "_network_backend", None)
+        if isinstance(backend, httpcore.NetworkBackend):
+            if not isinstance(backend, _BoundedBackend):
+                pool._network_backend = _BoundedBackend(backend)  # type: ignore[union-attr]
+        elif transport is not None:
+            bounded = False
+    return bounded
 
 
 # =================================================================================================

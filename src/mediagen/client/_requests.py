@@ -190,9 +190,13 @@ class KeyGate:
     per ``COOLDOWN``, however many requests of the burst came back 429; to ``RETREAT`` when
     429s come again before the pace settled: the limit fell); then the pace holds
     nearly still (``PROBE`` per second) for ``PLATEAU`` seconds near the limit just found, and
-    grows by ``GROW`` per second after that, in case the limit was raised. The request that got
-    the 429 waits its ``Retry-After``; the others go on at the lower pace, which leaves the
-    service's bucket room to refill, rather than all stopping for that long.
+    grows by ``GROW`` per second after that, in case the limit was raised.
+
+    Every 429 holds every request of the key for its ``Retry-After`` (then releases them
+    ``release_spacing`` apart, not all at once, which would only earn the next 429). The spec
+    shows neither the limit's window nor how the service counts: a fixed window refuses
+    whatever comes before the time it named, and each refusal counts against the key. So the
+    service's word is kept for the whole key, not only for the request it answered.
 
     What the service accepted is read over two spans, and the higher reading is kept: the rate
     over the last ``WINDOW`` seconds, or ``RECENT_SHARE`` of the rate over the last ``RECENT``.
@@ -201,9 +205,7 @@ class KeyGate:
     and each cut after climbs only a step. A full bucket's burst (a second's worth) lifts
     either reading to at most 1.2 times the limit, so the short one overshoots no more.
 
-    ``rate`` (``rate_limit=``, requests per second) fixes the pace instead: nothing is learned,
-    and a 429 holds every request of the key for its ``Retry-After`` (then releases them
-    ``release_spacing`` apart, not all at once, which would only earn the next 429).
+    ``rate`` (``rate_limit=``, requests per second) fixes the pace instead: nothing is learned.
 
     What the gate decides from lives in its ``store``: this process's memory, or a file every
     process of the user on this machine shares (:mod:`mediagen.local._pace`), so that the
@@ -220,11 +222,6 @@ class KeyGate:
     PLATEAU = 6.0
     PROBE = 0.015
     GROW = 1.0
-    #: after a short 429, every other request of the key waits this long (its bucket is empty)
-    HOLD = 0.25
-    #: the longest Retry-After (s) read as "the bucket is empty for a moment": the smallest
-    #: wait the header can say; a longer one holds every request of the key for all of it
-    SHORT = 1.0
     #: how far back the accepted rate is measured when a 429 comes (seconds)
     WINDOW = 5.0
     #: the recent span read too (seconds), and the share of its rate kept: a second's burst
@@ -278,17 +275,16 @@ class KeyGate:
         """Requests per second this key is held to now (None: not held to any)."""
         return self.rate or self.learned
 
-    def acquire(self, *, waited: bool = False) -> float:
+    def acquire(self) -> float:
         """How long to wait before sending one request (see :meth:`reserve`)."""
-        return self.reserve(waited=waited)[0]
+        return self.reserve()[0]
 
-    def reserve(self, *, waited: bool = False) -> tuple[float, bool]:
+    def reserve(self) -> tuple[float, bool]:
         """Reserve a slot for one request: how long to wait before sending it, and whether the
-        slot is reserved (False: it would be more than ``LEASE`` ahead; wait, then ask again).
-        ``waited``: the request has just waited out its own 429, only the pace holds it."""
+        slot is reserved (False: it would be more than ``LEASE`` ahead; wait, then ask again)."""
         with self.store.locked(self.clock) as s:
             now = self.clock()
-            blocked = 0.0 if waited else s.blocked_until
+            blocked = s.blocked_until
             earliest = start = max(now, blocked)
             if now < blocked:  # held by a 429: leave one at a time
                 start = max(start, s.release_next)
@@ -318,12 +314,11 @@ class KeyGate:
             growth = self.PROBE if now - s.cut_at < self.PLATEAU else self.GROW
             s.learned *= 1.0 + growth * min(elapsed, 1.0)
 
-    def penalize(self, seconds: float, sent_at: float | None = None) -> float:
+    def penalize(self, seconds: float, sent_at: float | None = None) -> None:
         """The service said 429 with ``Retry-After: seconds`` to a request sent at ``sent_at``
-        (the gate's clock); returns how long that request waits before it is sent again (the
-        others: see the class). A request sent before the pace was last cut says nothing of
-        the new pace (many are in flight when a key has several processes): no cut, as TCP
-        cuts once per window."""
+        (the gate's clock): every request of the key waits that long, this one included. A
+        request sent before the pace was last cut says nothing of the new pace (many are in
+        flight when a key has several processes): no cut, as TCP cuts once per window."""
         cut: tuple[float, float] | None = None
         with self.store.locked(self.clock) as s:
             now = self.clock()
@@ -331,16 +326,10 @@ class KeyGate:
             stale = sent_at is not None and sent_at <= s.cut_at
             if not self.rate and not stale and now - s.cut_at >= self.COOLDOWN:
                 cut = self._cut(s, now)
-            if self.rate or seconds > self.SHORT:
-                s.blocked_until = max(s.blocked_until, now + max(0.0, seconds))
-                wait = 0.0
-            else:
-                s.blocked_until = max(s.blocked_until, now + self.HOLD)
-                wait = max(0.0, seconds)
+            s.blocked_until = max(s.blocked_until, now + max(0.0, seconds))
             s.release_next = s.blocked_until
         if cut is not None:
             self._tell(*cut)
-        return wait
 
     def cut_elsewhere(self) -> bool:
         """Another machine of the cluster cut its pace after a 429 of this key: cut this one's

@@ -501,14 +501,13 @@ def call_plan(
     if not persistent:
         deadline = earlier(deadline, start + client._config.timeout)
     tries, gate = Attempts(client._policy, client._clock, deadline, persistent), client._gate
-    sent, last, unreadable, waited, sent_at = 0, None, 0, False, 0.0
+    sent, last, unreadable, sent_at = 0, None, 0, 0.0
     # whether the service may have acted on an attempt: each answered 429 is a refusal
     acted = False
     try:
         while True:
             seen = gate.penalties
-            hold, reserved = gate.reserve(waited=waited)
-            waited = False
+            hold, reserved = gate.reserve()
             while hold > 0 or not reserved:
                 yield Wait(tries.pause(hold))
                 hold = 0.0
@@ -541,14 +540,9 @@ def call_plan(
             last = f"HTTP {status}"
             delay, hint = _after_error_status(client, spec, tries, status, headers, content)
             if status == 429:
-                # the key's pace drops, and this request waits the service's whole
-                # Retry-After even when this call's deadline comes sooner (at a fixed
-                # rate_limit=, or a Retry-After longer than a moment, every request of the
-                # key waits it out)
-                own = gate.penalize(max(delay, hint or 0.0), sent_at)
-                if own > 0:
-                    yield Wait(tries.pause(own))
-                    waited = True
+                # the key's pace drops, and every request of the key (this one with the
+                # rest, at the gate) waits the service's whole Retry-After
+                gate.penalize(max(delay, hint or 0.0), sent_at)
             else:
                 yield Wait(delay)
     except DeadlinePassed:

@@ -138,3 +138,38 @@ def test_a_reference_stops_filling_new_models_once_a_request_used_it(make_client
     asset, video_request, on_pixel = run(scenario())
     assert video_request["first_frame"] == asset
     assert not on_pixel.get("reference_images"), "a used reference does not fill itself in"
+
+
+def test_a_forecast_that_fails_leaves_the_estimate_and_no_unread_task_error(
+    make_client, tenant, monkeypatch, caplog
+):
+    """A kernel shutting down refuses the worker thread that reads the history
+    (``RuntimeError``): the forecast goes blank with a log line, the estimate stands, and
+    asyncio has no "Task exception was never retrieved" to print at exit."""
+    import gc
+
+    from mediagen import history
+
+    def refused(*args, **kwargs):
+        raise RuntimeError("cannot schedule new futures after interpreter shutdown")
+
+    monkeypatch.setattr(history, "request_note", refused)
+    client = make_client(tenant)
+
+    async def scenario():
+        studio = Studio(client, debounce=0.02)
+        await studio.ready
+        studio.picker.value = "pixel-1"
+        await until(lambda: priced(studio))
+        await until(lambda: "Forecasting the wait" in caplog.text, what="the forecast's failure")
+        await aclose(client)
+        return studio
+
+    with caplog.at_level("WARNING"):
+        studio = run(scenario())
+        gc.collect()
+    assert studio.forecast == ""
+    assert priced(studio)
+    assert studio.error == ""
+    assert studio.estimate.error == ""
+    assert "never retrieved" not in caplog.text

@@ -20,6 +20,7 @@ Results come back into Python: ``studio.last`` is the latest generation finished
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,6 +40,8 @@ from mediagen.widgets.form import RequestForm
 from mediagen.widgets.gallery import Gallery
 from mediagen.widgets.job import JobCard, generation_summary
 from mediagen.widgets.picker import ModelPicker
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from mediagen.client import AsyncClient, Generation
@@ -190,7 +193,10 @@ class Studio(StaticFallback, EchoedToPage, MediagenWidget):
         if self.estimate.status != "ready" or not self.estimate.estimate:
             self.forecast = ""
             return
-        _tasks.spawn(self._forecast(dict(self.form.request), self._forecasts))
+        _tasks.spawn(
+            self._forecast(dict(self.form.request), self._forecasts),
+            reporter=self._forecast_failed,
+        )
 
     async def _forecast(self, request: dict[str, Any], ticket: int) -> None:
         from mediagen import history
@@ -203,6 +209,12 @@ class Studio(StaticFallback, EchoedToPage, MediagenWidget):
             note = ""
         if ticket == self._forecasts:
             self.forecast = note
+
+    def _forecast_failed(self, exc: BaseException) -> None:
+        """A forecast is a hint beside the estimate, which still stands: no banner, a log line
+        (a kernel shutting down refuses the worker thread that reads the history)."""
+        self.forecast = ""
+        log.warning("Forecasting the wait from the history: %s", exc, exc_info=exc)
 
     def _on_submitted(
         self, generation: Generation[AsyncClient], request: dict[str, Any], estimate: dict[str, Any]

@@ -158,6 +158,16 @@ def test_a_key_used_lightly_grows_no_pace():
     assert gate.pace == learned
 
 
+def test_a_slow_pace_grows_too_while_it_holds_requests_back():
+    """Under one request a second, each request is held for longer than a second: the pace
+    still binds and must grow (it stayed put, so a pace cut low never came back up)."""
+    clock = FakeClock()
+    gate = KeyGate(clock=clock)
+    gate.adopt(0.5)
+    _answered_at(gate, clock, 1000, 6.0)  # far more demand than the pace lets through
+    assert gate.pace > 0.5 * 4
+
+
 def test_gate_spaces_requests_at_its_rate():
     clock = FakeClock()
     gate = KeyGate(rate=10, clock=clock)

@@ -103,6 +103,25 @@ def test_the_drivers_own_machine_keeps_what_its_processes_learned(monkeypatch, t
     assert _pace.machine_group() != mine.group
 
 
+def test_a_slow_start_rises_as_the_machines_workers_join_and_never_past_a_429():
+    """A machine's share counts only the workers named so far: the first of four starts the
+    whole machine at a quarter of the cluster's start. Kept there, doubling from it took a
+    4-worker run 4 s to reach the limit (0.82 of it used, against 0.88 raised)."""
+    unknown = _cluster.ClusterPace("mediagen-pace-key_abc-123", None, "elsewhere", 300.0)
+    gate = KeyGate()
+    for named in (1, 2, 4):  # of the machine's 4 workers
+        with _cluster.share_of(unknown, named / 4)(gate):
+            assert gate.pace == _cluster.ClusterPace.START * named / 4
+    with _cluster.share_of(unknown, 1 / 4)(gate):
+        assert gate.pace == _cluster.ClusterPace.START  # a start is never lowered
+    taught = KeyGate()
+    with _cluster.share_of(unknown, 1 / 4)(taught):
+        taught.penalize(1.0)  # the limit is below the start: a 429 teaches the pace
+        learned = taught.pace
+    with _cluster.share_of(unknown, 1.0)(taught):
+        assert taught.pace == learned  # a joining worker does not raise it again
+
+
 def _two_machines(sandbox, tenant, tmp_path, rows: int, told: float | None):
     """A table run on a Dask cluster of two "machines" (a worker each, each with a runtime
     directory, so a pace file, of its own), the key limited to 10 requests a second with a

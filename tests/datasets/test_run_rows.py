@@ -66,3 +66,28 @@ def test_a_row_is_told_once_saved_while_the_rest_of_its_chunk_still_runs(client,
         progress=lambda label, record: told.setdefault(label, time.monotonic()),
     )  # fmt: skip
     assert told[1] - told[0] > 2, told
+
+
+def test_the_threads_of_a_run_read_the_models_catalog_entry_once(make_client, tmp_path):
+    """Every row thread needs its model's kind; they must not all fetch the entry at once
+    (a Dask worker's 8 threads did, 4 workers at a cluster's slow start: the first submits
+    went out seconds late, behind 32 copies of one GET)."""
+    import contextlib
+    import threading
+
+    import httpx
+
+    asked: list[str] = []
+    gate = threading.Barrier(8, timeout=0.5)
+
+    def hook(request: httpx.Request) -> None:
+        if request.url.path.startswith("/v1/models/"):
+            asked.append(request.url.path)
+            with contextlib.suppress(threading.BrokenBarrierError):
+                gate.wait()  # hold the first fetch until 8 would be in flight together
+
+    client = make_client(http_client=httpx.Client(timeout=60, event_hooks={"request": [hook]}))
+    requests = [{"model": "pixel-1", "prompt": f"a lantern, take {i}"} for i in range(16)]
+    out = run_rows(client, _rows(requests, run_id="kinds"), output_dir=tmp_path, concurrency=8)
+    assert (out["status"] == "completed").all()
+    assert asked == ["/v1/models/pixel-1"]

@@ -22,7 +22,7 @@ from urllib.parse import quote
 
 from mediagen.client import _errors
 from mediagen.client._errors import UnexpectedResponseError, redact, redact_bytes, redact_value
-from mediagen.local._pace import LocalPace, PaceState, SharedPace, pace_store
+from mediagen.local._pace import NEVER, LocalPace, PaceState, SharedPace, pace_store
 from mediagen.wire import _names as _wire
 
 # =================================================================================================
@@ -309,8 +309,11 @@ class KeyGate:
             if self.rate or s.learned is None:
                 return
             elapsed, s.grown_at = max(0.0, now - s.grown_at), now
-            if now - s.held_at > 1.0:
-                return  # the pace holds nothing back: a key used lightly grows no huge pace
+            if now - s.held_at > max(1.0, 2.0 / s.learned):
+                # the pace held nothing back lately (within two of its own spacings, so a
+                # slow pace, whose requests are a second or more apart, still grows): a key
+                # used lightly grows no huge pace
+                return
             growth = self.PROBE if now - s.cut_at < self.PLATEAU else self.GROW
             s.learned *= 1.0 + growth * min(elapsed, 1.0)
 
@@ -367,6 +370,17 @@ class KeyGate:
         # the slots already handed out at the old pace go at the new one
         s.next_slot = min(s.next_slot, now + 1.0 / s.learned)
         return accepted, cut
+
+    def start_at(self, pace: float) -> None:
+        """A slow start at ``pace`` (requests per second) or faster, while no 429 has cut this
+        key's pace (here, or told from another machine): nothing is known of the limit. Called
+        again with a higher pace (a cluster's share of the start grows as its workers join),
+        it raises the pace to that; it never lowers one."""
+        with self.store.locked(self.clock) as s:
+            if s.cut_at > NEVER or (s.learned is not None and s.learned >= pace):
+                return
+            s.learned = max(self.FLOOR, pace)
+            s.next_slot = min(s.next_slot, self.clock() + 1.0 / s.learned)
 
     def adopt(self, pace: float) -> None:
         """Hold to ``pace`` (requests per second) as if learned: a pace another machine or an

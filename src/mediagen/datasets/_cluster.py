@@ -66,15 +66,15 @@ class ClusterPace:
         since. A pace the driver was told (``rate_limit=``) is held fixed instead: the
         machine's share of it, learning nothing, since growing past a limit the user knows
         only earns 429s. Nothing known anywhere (no pace published, none learned here), the
-        machine starts at its share of ``START``."""
+        machine starts at its share of ``START``, raised as more of its workers join (a share
+        counts only the workers named so far: the first of four starts at a quarter)."""
         if self.told and self.pace:
             _HELD[gate] = gate.rate = self.pace * share
             return
         if gate.rate is not None and gate.rate == _HELD.get(gate):
             gate.rate = None  # an earlier run's told pace: this run learns
-        if not pace:
-            if gate.learned is None:  # nothing known anywhere: start modest
-                gate.adopt(self.START * share)
+        if not pace:  # nothing known anywhere: start modest, at the share known by now
+            gate.start_at(self.START * share)
             return
         if at <= _ADOPTED.get(self.name, 0.0):
             return

@@ -177,10 +177,21 @@ def finished_record(client: Client, gen: Generation, output_dir: str | None) -> 
     return record
 
 
-def _kind(client: Client, model: Any, kinds: dict[Any, str]) -> str:
-    if model not in kinds:
-        kinds[model] = str(client.models.get(str(model)).type)
-    return kinds[model]
+class _Kinds:
+    """Each model's kind, read from the catalog once for all the threads of a run. Not once
+    per thread: they start together, and a Dask worker's 8 threads each fetching the same
+    entry, at a cluster's slow start of the key's pace, held the first submits for seconds."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+        self._found: dict[Any, str] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, model: Any) -> str:
+        with self._lock:  # the others wait for the one fetch (a failed one: each tries again)
+            if model not in self._found:
+                self._found[model] = str(self._client.models.get(str(model)).type)
+            return self._found[model]
 
 
 #: the least a row held past its deadline by the key's rate limit waits before its next try
@@ -191,7 +202,7 @@ def submit_row(
     client: Client,
     request: dict[str, Any],
     key: str,
-    kinds: dict[Any, str],
+    kind_of: _Kinds,
     stopped: threading.Event,
 ) -> Any:
     """Submit one row with its key: its generation (a new one, or the one that key made
@@ -201,7 +212,7 @@ def submit_row(
     rows (unless the run is ``stopped`` meanwhile: then it is left unsent)."""
     while True:
         try:
-            kind = _kind(client, request.get("model"), kinds)
+            kind = kind_of(request.get("model"))
             return client.resource(kind).create(**request, idempotency_key=key, estimate=False)
         except APITimeoutError as exc:
             # the slots the key's queue holds now go first: asked for at once, each retry
@@ -290,7 +301,7 @@ def run_rows(
     target = None if output_dir is None else os.fspath(output_dir)
     labels = list(rows.index)
     records: list[dict[str, Any] | None] = [None] * len(rows)
-    kinds: dict[Any, str] = {}
+    kinds = _Kinds(client)
     workers = max(1, int(concurrency))
     # after Ctrl-C or an error, rows not yet sent stay unsent (the next call sends them)
     with client.executor(workers) as pool:

@@ -23,21 +23,22 @@ Each worker builds its own ``Client()`` from its environment: give the cluster
 One rate limit for the whole cluster. The service limits each key, not each worker: sixteen
 workers pacing themselves alone would send sixteen times the limit and each meet its own 429s.
 The processes of one machine already share the key's pace through a file (every worker of a
-``LocalCluster`` among them: see :class:`~mediagen.client._requests.KeyGate`). Between
-machines the pace goes through a ``distributed.Variable`` named by the key's fingerprint (and
-the service URL's hash): the driver puts there the pace it knows when the run is planned (told
-with ``rate_limit=`` or learned, by now or by an earlier run); each worker, as a partition
-starts, holds its machine to that pace times the machine's share of the cluster's workers
-(counted in the scheduler's metadata, each worker under its machine's group); as the partition
-ends it puts back what its machine learned meanwhile, scaled to the whole cluster, for the
-other machines' next partitions and the next run. So the machines' shares add up to the
-cluster's pace. A pace the driver was told is held fixed (each machine its share of it,
-nothing learned past it). Nothing known, the machines start modest and grow while the pace
-binds (``ClusterPace.START``, a slow start). Not told the limit, the machines learn it as
-one: a 429 that cuts a machine's pace is told on distributed's events (a topic named like the
-Variable), every machine cuts with it, and each holds to its share of what the whole cluster
-had accepted (:class:`CutTogether`). Learning alone, one machine's growth was the other's 429
-while its pace settled, read there as a fallen limit, until the paces sank to the floor.
+``LocalCluster`` among them: see :class:`~mediagen.client._requests.KeyGate`). Between machines
+the pace goes through a ``distributed.Variable`` named by the key's fingerprint (and the
+service URL's hash): the driver puts there the pace it knows when the run is planned (told with
+``rate_limit=`` or learned, by now or by an earlier run); each worker, as a partition starts,
+holds its machine to that pace times the machine's share of the cluster's workers (counted in
+the scheduler's metadata, each worker under its machine's group); as the partition ends it puts
+back what its machine learned meanwhile, scaled to the whole cluster, for the other machines'
+next partitions and the next run. So the machines' shares add up to the cluster's pace. A pace
+the driver was told is held fixed (each machine its share of it, nothing learned past it).
+Nothing known, the machines start modest and grow while the pace binds (``ClusterPace.START``,
+a slow start; a machine's start rises as its workers join). Not told the limit, the machines
+learn it as one: a 429 that cuts a machine's pace is told on distributed's events (a topic
+named like the Variable), every machine cuts with it, and each holds to its share of what the
+whole cluster had accepted (:class:`CutTogether`). Learning alone, one machine's growth was the
+other's 429 while its pace settled, read there as a fallen limit, until the paces sank to the
+floor.
 
 Why not a token per request from a scheduler-held ``Semaphore`` or ``Queue``: a round trip to
 the scheduler for every request, on every worker, and a driver thread to refill the tokens

@@ -46,6 +46,10 @@ BUCKETS = 12
 BUCKET = 0.5
 
 
+#: ``cut_at`` of a key whose pace no 429 has cut yet
+NEVER = -1e9
+
+
 @dataclass
 class PaceState:
     """What a key's gate decides from (times on the gate's clock)."""
@@ -55,9 +59,9 @@ class PaceState:
     blocked_until: float = 0.0
     release_next: float = 0.0
     next_slot: float = 0.0
-    cut_at: float = -1e9
+    cut_at: float = NEVER
     grown_at: float = 0.0
-    held_at: float = -1e9
+    held_at: float = NEVER
     #: how many 429s so far: a request held by one re-checks after a new one
     penalties: int = 0
     #: requests answered (not 429) per ``BUCKET``: start of each bucket, and its count

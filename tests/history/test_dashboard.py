@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+import traitlets
 from history_factory import T0, FakeListEndpoint, generation
 
 from mediagen import history as h
@@ -130,6 +131,24 @@ def test_a_refresh_that_fails_says_so_and_keeps_what_was_shown(gens):
         board.status_line
     )
     assert board.headline == shown
+    assert board.refreshing is False
+
+
+def test_the_refresh_button_comes_back_with_the_figures_not_before_them(gens):
+    """The view enables Refresh when ``refreshing`` goes false. Sent before the figures and
+    the filters' new choices, it let a click come while those still laid the page out and
+    moved the button from under the pointer (a lost click in marimo on a loaded machine)."""
+    client = FakeClient(gens[:3])
+    board = SpendDashboard(client)
+    client.generations.extend(gens[3:])  # a job finished since: a new model among the choices
+    changed: list[str] = []
+    board.observe(lambda change: changed.append(change["name"]), names=traitlets.All)
+    board.refresh(full=True)
+    assert "choices" in changed, changed
+    assert "headline" in changed, changed
+    last_of = {name: place for place, name in enumerate(changed)}
+    assert changed[-1] == "refreshing", changed  # its return to false comes last
+    assert last_of["status_line"] < last_of["refreshing"]
     assert board.refreshing is False
 
 

@@ -260,13 +260,21 @@ class SpendDashboard(StaticFallback, MediagenWidget):
                 credits_resource = getattr(self._client, "credits", None) if self.sync else None
                 self._credits = credits_resource.get() if credits_resource is not None else None
             except Exception as exc:  # shown, not raised: this may run from a click
-                self.status_line = f"Refresh failed: {type(exc).__name__}: {exc}"
+                with self.hold_sync():
+                    self.status_line = f"Refresh failed: {type(exc).__name__}: {exc}"
+                    self.refreshing = False
                 return
+            stamp = dt.datetime.now().astimezone().strftime("%H:%M:%S %Z")
+            # the figures, the filters' new choices, the status and the button's return in
+            # one message: the button comes back clickable with the layout it sits in, not
+            # before the choices widen the filters beside it and move it under the pointer
+            try:
+                with self.hold_sync():
+                    self._render()
+                    self.status_line = f"Updated {stamp}"
+                    self.refreshing = False
             finally:
                 self.refreshing = False
-            self._render()
-            stamp = dt.datetime.now().astimezone().strftime("%H:%M:%S %Z")
-            self.status_line = f"Updated {stamp}"
 
     def _rows(self, client: PageSource, full: bool) -> pd.DataFrame:
         from mediagen.client import AsyncClient, Client

@@ -255,26 +255,26 @@ class SpendDashboard(StaticFallback, MediagenWidget):
         with self._lock:
             self.refreshing = True
             self.status_line = "Refreshing…"
+            failed: Exception | None = None
             try:
                 self._frame = self._rows(self._client, full)
                 credits_resource = getattr(self._client, "credits", None) if self.sync else None
                 self._credits = credits_resource.get() if credits_resource is not None else None
             except Exception as exc:  # shown, not raised: this may run from a click
-                with self.hold_sync():
-                    self.status_line = f"Refresh failed: {type(exc).__name__}: {exc}"
-                    self.refreshing = False
-                return
-            stamp = dt.datetime.now().astimezone().strftime("%H:%M:%S %Z")
+                failed = exc
             # the figures, the filters' new choices, the status and the button's return in
             # one message: the button comes back clickable with the layout it sits in, not
             # before the choices widen the filters beside it and move it under the pointer
-            try:
-                with self.hold_sync():
-                    self._render()
-                    self.status_line = f"Updated {stamp}"
+            with self.hold_sync():
+                try:
+                    if failed is not None:
+                        self.status_line = f"Refresh failed: {type(failed).__name__}: {failed}"
+                    else:
+                        self._render()
+                        stamp = dt.datetime.now().astimezone().strftime("%H:%M:%S %Z")
+                        self.status_line = f"Updated {stamp}"
+                finally:
                     self.refreshing = False
-            finally:
-                self.refreshing = False
 
     def _rows(self, client: PageSource, full: bool) -> pd.DataFrame:
         from mediagen.client import AsyncClient, Client

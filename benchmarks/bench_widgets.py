@@ -333,10 +333,11 @@ def main() -> None:
                 # warm-up: first imports and first views are not what is compared
                 time_cell(1, STUDIO_READY)
                 time_cell(2, BASELINE_READY)
-                # a cell run is quick and its spread wide: three times the repeats, so that
-                # the ratio of medians moves by a few percent between runs, not by ten
+                # a cell run is quick and its spread wide (each side's runs span 100 ms about a
+                # median near 170 ms): six times the repeats, so that the ratio of medians moves
+                # by a few percent between runs (15 runs a side moved it by 13%: 0.94 to 1.07)
                 ready = ([], [])
-                for _ in range(args.repeats * 3):
+                for _ in range(args.repeats * 6):
                     ready[0].append(time_cell(1, STUDIO_READY))
                     ready[1].append(time_cell(2, BASELINE_READY))
                 results["cell run -> studio interactive"] = ready
@@ -430,7 +431,7 @@ def main() -> None:
         print(f"{name:44} {spread(ours):>22} {spread(baseline):>22} {ratio:6.2f}")
     print("ratio = median mediagen / median plain-ipywidgets baseline, measured in the same run;")
     print(
-        f"{args.repeats} repeats ({args.repeats * 3} for the cell run,"
+        f"{args.repeats} repeats ({args.repeats * 6} for the cell run,"
         f" {max(3, args.repeats // 2)} for the gallery and the grid)."
     )
     print("baselines:")

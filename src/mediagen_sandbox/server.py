@@ -57,6 +57,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default="auto",
         help="HTTP/1.1 implementation (default: httptools where installed, else h11)",
     )
+    parser.add_argument(
+        "--public-url",
+        default=None,
+        help="the address clients reach this server by, when it is not the one it listens on"
+        " (behind a proxy, a forwarded port or a container's port mapping): output and upload"
+        " links name it (default: http://HOST:PORT)",
+    )
     parser.add_argument("--log-level", default="warning")
     parser.add_argument(
         "--exit-with-stdin",
@@ -130,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     port = sock.getsockname()[1]
     host = f"[{args.host}]" if ":" in args.host else args.host
-    ctx.base_url = f"http://{host}:{port}"
+    ctx.base_url = (args.public_url or f"http://{host}:{port}").rstrip("/")
     app = create_app(ctx)
     config = uvicorn.Config(
         app,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -102,3 +103,39 @@ def test_kill_9_of_mediagen_sandbox_while_rendering_leaves_nothing_running(tmp_p
         proc.wait(10)
     assert wait_until_gone(tree, timeout=5) == [], describe(tree)
     assert can_listen(port)
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [[sys.executable, "-m", "mediagen_sandbox"], [sys.executable, "-m", "mediagen.cli", "sandbox"]],
+    ids=["module", "mediagen-cli"],
+)
+def test_behind_a_proxy_the_links_name_the_public_url(tmp_path, cmd):
+    """``--public-url``: a sandbox reached through a proxy or a forwarded port prints that
+    address and names it in its output links, where a client can fetch them."""
+    with socket.socket() as probe:  # the port it listens on, so the test can reach it
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    public = "http://127.0.0.1:9"
+    args = ["--port", str(port), "--data-dir", str(tmp_path / "d"), "--speed", "0"]
+    proc, lines = _start([*cmd, *args, "--public-url", f"{public}/"])
+    try:
+        assert lines["MEDIAGEN_BASE_URL"] == public
+        direct = f"http://127.0.0.1:{port}"
+        headers = {"Authorization": f"Bearer {lines['MEDIAGEN_API_KEY']}"}
+        body = {"model": "pixel-1", "prompt": "a lighthouse"}
+        made = httpx.post(f"{direct}/v1/images", headers=headers, json=body).json()
+        deadline = time.monotonic() + 30
+        while made["status"] != "completed":
+            assert time.monotonic() < deadline, made
+            time.sleep(0.05)
+            made = httpx.get(f"{direct}/v1/generations/{made['id']}", headers=headers).json()
+        url = made["outputs"][0]["url"]
+        assert url.startswith(f"{public}/files/"), url
+        # the link is the sandbox's own, at the address it was told it is reached by
+        fetched = httpx.get(direct + url.removeprefix(public))
+        assert fetched.status_code == 200
+        assert fetched.content.startswith(b"\x89PNG")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(20)

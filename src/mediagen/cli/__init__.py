@@ -4,12 +4,12 @@
 (or to the service named by ``MEDIAGEN_BASE_URL`` and ``MEDIAGEN_API_KEY``): see ``_lab``.
 ``python -m mediagen.cli`` runs the same command (``__main__``).
 
-``mediagen sandbox [--host] [--port] [--data-dir] [--speed]`` starts the local service: the
-process becomes ``python -m mediagen_sandbox`` (``os.execv``; ``mediagen`` never imports
-``mediagen_sandbox``: they are two sides of one contract). Being the server itself rather than
-its parent, it leaves nothing behind whatever stops it: Ctrl-C and SIGTERM stop the server
-cleanly, and after a ``kill -9`` its render workers notice and exit. Where exec cannot replace
-the process (Windows) the server runs as a child, with Ctrl-C / SIGTERM forwarded to it.
+``mediagen sandbox [--host] [--port] [--data-dir] [--speed] [--public-url]`` starts the local
+service: the process becomes ``python -m mediagen_sandbox`` (``os.execv``; ``mediagen`` never
+imports ``mediagen_sandbox``: they are two sides of one contract). Being the server itself
+rather than its parent, it leaves nothing behind whatever stops it: Ctrl-C and SIGTERM stop the
+server cleanly, and after a ``kill -9`` its render workers notice and exit. Where exec cannot
+replace the process (Windows) the server runs as a child, with Ctrl-C / SIGTERM forwarded to it.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ def _sandbox(args: argparse.Namespace) -> int:
     if args.data_dir:
         cmd += ["--data-dir", args.data_dir]
     cmd += ["--speed", str(args.speed)]
+    if args.public_url:
+        cmd += ["--public-url", args.public_url]
     if os.name == "posix":
         sys.stdout.flush()
         sys.stderr.flush()
@@ -99,6 +101,12 @@ def build_parser() -> argparse.ArgumentParser:
     sandbox.add_argument("--data-dir", default=None, help="default: ~/.mediagen/sandbox")
     sandbox.add_argument(
         "--speed", type=float, default=1.0, help="latency multiplier; 0 = as fast as possible"
+    )
+    sandbox.add_argument(
+        "--public-url",
+        default=None,
+        help="the address clients reach the sandbox by, behind a proxy or a port mapping:"
+        " its output links name it",
     )
     sandbox.set_defaults(func=_sandbox)
     verify = sub.add_parser(

@@ -58,6 +58,22 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def until_still(locator, quiet: float = 0.5, timeout: float = 10.0) -> None:
+    """Until ``locator``'s box has not moved for ``quiet`` seconds: Playwright's own check
+    before a click spans two animation frames, and a loaded machine may still lay out what
+    was added above after that (a finished job's image, a cell's new output, a form's new
+    fields and their estimate), so the click lands beside the button."""
+    deadline = time.monotonic() + timeout
+    box, since = locator.bounding_box(), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        now = locator.bounding_box()
+        if now != box:
+            box, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return
+
+
 def _write_json(path: Path, data: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data))

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lab_harness import CHROMIUM, CHROMIUM_ARGS, free_port, require_chromium
+from lab_harness import CHROMIUM, CHROMIUM_ARGS, free_port, require_chromium, until_still
 from playwright.sync_api import expect
 from test_studio import pick, submit_when_priced
 
@@ -151,21 +151,6 @@ def test_the_tutorial_grid_prices_runs_shows_its_images_styled_and_a_choice_reru
     assert page.errors == []  # type: ignore[attr-defined]
 
 
-def _until_still(locator, quiet: float = 0.5, timeout: float = 10.0) -> None:
-    """Until ``locator``'s box has not moved for ``quiet`` seconds: Playwright's own check
-    before a click spans two animation frames, and a loaded machine may still lay out what a
-    finished job added above (a gallery's thumbnail, a cell's new output) after that."""
-    deadline = time.monotonic() + timeout
-    box, since = locator.bounding_box(), time.monotonic()
-    while time.monotonic() < deadline:
-        time.sleep(0.05)
-        now = locator.bounding_box()
-        if now != box:
-            box, since = now, time.monotonic()
-        elif time.monotonic() - since >= quiet:
-            return
-
-
 def test_the_tutorial_studio_submits_then_the_dashboard_and_a_plan_show_in_marimo(
     sandbox, tenant, tmp_path, browser_page
 ):
@@ -236,7 +221,7 @@ def test_the_tutorial_studio_submits_then_the_dashboard_and_a_plan_show_in_marim
         )
         refresh.evaluate("(b) => b.addEventListener('click', () => { b.dataset.clicked = 'yes'; })")
         refresh.scroll_into_view_if_needed()
-        _until_still(refresh)
+        until_still(refresh)
         refresh.click()
         summary = board.get_by_role("group", name="Spend summary")
         shown = "1 (1 completed, 0 failed, 0 pending)"

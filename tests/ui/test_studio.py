@@ -13,6 +13,7 @@ import re
 import shutil
 from pathlib import Path
 
+from lab_harness import until_still
 from playwright.sync_api import expect
 
 DOCS_SCREENSHOT = Path(__file__).parents[2] / "docs" / "studio.png"
@@ -162,7 +163,9 @@ def test_studio_makes_an_image_audio_and_a_chained_video_that_play(lab, tmp_path
     first_frame = form.locator("[data-field=first_frame] select")
     first_frame.wait_for()
     expect(first_frame).to_have_value("asset_example_image")  # the example's sample image
-    image_card.get_by_role("button", name="Use output 1 as reference").click()
+    use = image_card.get_by_role("button", name="Use output 1 as reference")
+    until_still(use)  # the form's new fields and their estimate move the cards below
+    use.click()
     expect(image_card.locator(".mg-job-notice")).to_have_text(
         "Output 1 is now a reference input. It fills First frame of Vidra 2."
     )

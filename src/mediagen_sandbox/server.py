@@ -23,6 +23,7 @@ import signal
 import socket
 import sys
 import threading
+import urllib.parse
 from pathlib import Path
 
 import uvicorn
@@ -59,6 +60,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--public-url",
+        type=_public_url,
         default=None,
         help="the address clients reach this server by, when it is not the one it listens on"
         " (behind a proxy, a forwarded port or a container's port mapping): output and upload"
@@ -71,6 +73,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="stop when standard input ends (the parent holding it exited)",
     )
     return parser.parse_args(argv)
+
+
+def _public_url(value: str) -> str:
+    """An http(s) URL with a host, without its trailing slash: the links append paths to it."""
+    parts = urllib.parse.urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not an http:// or https:// address of a host (such as"
+            " http://127.0.0.1:9000)"
+        )
+    return value.rstrip("/")
 
 
 SWITCH_INTERVAL = 0.0005  # seconds (Python's default is 0.005)
@@ -137,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     port = sock.getsockname()[1]
     host = f"[{args.host}]" if ":" in args.host else args.host
-    ctx.base_url = (args.public_url or f"http://{host}:{port}").rstrip("/")
+    ctx.base_url = args.public_url or f"http://{host}:{port}"
     app = create_app(ctx)
     config = uvicorn.Config(
         app,

@@ -139,3 +139,15 @@ def test_behind_a_proxy_the_links_name_the_public_url(tmp_path, cmd):
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(20)
+
+
+@pytest.mark.parametrize("bad", ["127.0.0.1:9000", "ftp://127.0.0.1", "http://", "http://h/?a=1"])
+def test_a_public_url_that_is_no_address_is_refused_by_name(tmp_path, bad):
+    done = subprocess.run(
+        [sys.executable, "-m", "mediagen_sandbox", "--port", "0", "--public-url", bad],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert f"{bad!r} is not an http:// or https:// address of a host" in done.stderr

@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-# the browser tests' fixtures (a JupyterLab or marimo server, Chromium's path and flags)
-sys.path.insert(0, str(HERE.parent / "tests" / "ui"))
+# the browser tests' fixtures (a JupyterLab or marimo server, Chromium's path and flags) and
+# the helpers of every test (a free port)
+sys.path[:0] = [str(HERE.parent / "tests" / "ui"), str(HERE.parent / "tests")]
 
 
 def arguments(doc: str | None) -> argparse.Namespace:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import socket
 import statistics
 import tempfile
 import time
@@ -33,7 +32,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+import _browser  # noqa: F401 - puts the tests' helpers on the path
 from _link import NetworkLink
+from process_helpers import free_port
 
 
 def _cert(name, key, issuer, issuer_key, ca):
@@ -122,12 +123,6 @@ def measure(base_url: str, api_key: str, root: Path, args: argparse.Namespace):
     return times, size, output
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--saves", type=int, default=30, help="saves of each kind")
@@ -144,7 +139,7 @@ def main() -> None:
             tenant = sandbox.new_tenant(balance=100_000)
             found = measure(sandbox.base_url, tenant.api_key, Path(scratch) / "loopback", args)
             rows.append(("loopback (the worst case)", *found))
-        port = _free_port()
+        port = free_port()
         with (
             NetworkLink(rtt=args.rtt, mbit_per_s=args.mbit) as link,
             running_sandbox(speed=0.0, port=port, args=["--public-url", link.url]) as sandbox,

@@ -50,6 +50,13 @@ def describe(processes: list[psutil.Process]) -> list[str]:
     return shown
 
 
+def free_port() -> int:
+    """A port nothing listens on now, for a server told its port before it starts."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def can_listen(port: int) -> bool:
     """A server could bind ``port`` on 127.0.0.1 again (as servers do, with SO_REUSEADDR)."""
     with socket.socket() as sock:

@@ -27,15 +27,9 @@ import pytest
 import websocket
 
 from mediagen.cli._lab import Connection, build_parser, connection_from_env, jupyter_command
-from process_helpers import can_listen, describe, sigint_default, wait_until_gone
+from process_helpers import can_listen, describe, free_port, sigint_default, wait_until_gone
 
 STARTUP_TIMEOUT = 120.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def port_answers(port: int) -> bool:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -13,7 +12,7 @@ import httpx
 import psutil
 import pytest
 
-from process_helpers import can_listen, describe, sigint_default, wait_until_gone
+from process_helpers import can_listen, describe, free_port, sigint_default, wait_until_gone
 
 READY = ("MEDIAGEN_BASE_URL", "MEDIAGEN_API_KEY", "MEDIAGEN_SANDBOX_ADMIN_TOKEN")
 
@@ -113,9 +112,7 @@ def test_kill_9_of_mediagen_sandbox_while_rendering_leaves_nothing_running(tmp_p
 def test_behind_a_proxy_the_links_name_the_public_url(tmp_path, cmd):
     """``--public-url``: a sandbox reached through a proxy or a forwarded port prints that
     address and names it in its output links, where a client can fetch them."""
-    with socket.socket() as probe:  # the port it listens on, so the test can reach it
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()  # the port it listens on, so the test can reach it
     public = "http://127.0.0.1:9"
     args = ["--port", str(port), "--data-dir", str(tmp_path / "d"), "--speed", "0"]
     proc, lines = _start([*cmd, *args, "--public-url", f"{public}/"])

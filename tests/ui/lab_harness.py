@@ -8,7 +8,6 @@ import contextlib
 import json
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from mediagen.cli import _tether
+from process_helpers import free_port
 
 CHROMIUM = Path(os.environ.get("MEDIAGEN_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -50,12 +50,6 @@ def require_chromium() -> None:
     if os.environ.get("CI"):
         pytest.fail(f"CI is set, so browser tests must run; {message}")
     pytest.skip(message)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def until_still(locator, quiet: float = 0.5, timeout: float = 10.0) -> None:

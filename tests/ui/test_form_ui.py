@@ -74,3 +74,37 @@ def test_pick_a_model_edit_the_form_and_read_the_request(lab):
         "duration_seconds": 10,
         "aspect_ratio": "16:9",
     }
+
+
+def test_a_click_on_a_model_survives_the_list_redrawn_under_the_pointer(lab):
+    """The kernel's answer to a filter can redraw the list between a press and its release:
+    the option pressed must still be the one chosen (a browser drops the click of an element
+    that left the page)."""
+    notebook = lab.open(
+        "picker-redraw.ipynb",
+        [
+            f"exec(open({str(CATALOG)!r}).read())\n"
+            "from mediagen.widgets import ModelPicker\n"
+            "picker = ModelPicker([VIDEO, SPEECH, IMAGE])",
+            "picker",
+            "picker.query = 'vidra'",
+            "print(repr(picker.value))",
+        ],
+    )
+    notebook.run_cell(0)
+    notebook.run_cell(1)
+    picker = notebook.output(1)
+    option = picker.get_by_role("option", name="Vidra 2")
+    option.wait_for()
+    box = option.bounding_box()
+    assert box is not None
+    page = lab.page
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    notebook.run_cell(2)  # the kernel filters: a new list of options reaches the page
+    expect(picker.get_by_role("option")).to_have_count(1)
+    page.mouse.up()
+    expect(option).to_have_attribute("aria-selected", "true")
+    notebook.run_cell(3)
+    notebook.wait_cell_done(3)
+    assert notebook.output(3).inner_text().strip() == "'vidra-2'"

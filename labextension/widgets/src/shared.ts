@@ -143,6 +143,43 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   return node;
 }
 
+/**
+ * Make `parent`'s children exactly `nodes`, in order, moving only those out of place. A node
+ * that stays is never detached, so the element a user is pressing, hovering or focusing
+ * survives a re-render.
+ */
+export function placeChildren(parent: Element, nodes: Node[]): void {
+  nodes.forEach((node, i) => {
+    const here = parent.childNodes[i] ?? null;
+    if (here !== node) parent.insertBefore(node, here);
+  });
+  while (parent.childNodes.length > nodes.length) parent.lastChild?.remove();
+}
+
+/**
+ * A renderer of lists that keeps each item's node while the item is unchanged: call the result
+ * with the items and it returns their nodes, made by `make` only for an item that is new or
+ * whose JSON differs from the last call's. Pair it with placeChildren.
+ */
+export function keptNodes<T, N extends Node>(
+  make: (item: T) => N,
+  key: (item: T) => string
+): (items: T[]) => N[] {
+  let kept = new Map<string, { json: string; node: N }>();
+  return items => {
+    const next = new Map<string, { json: string; node: N }>();
+    const nodes = items.map(item => {
+      const json = JSON.stringify(item);
+      const old = kept.get(key(item));
+      const entry = old && old.json === json ? old : { json, node: make(item) };
+      next.set(key(item), entry);
+      return entry.node;
+    });
+    kept = next;
+    return nodes;
+  };
+}
+
 const MEDIA_TIMEOUT_MS = 120000;
 
 /**

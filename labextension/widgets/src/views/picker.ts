@@ -1,6 +1,6 @@
 // Model picker: kind filter, search box and a keyboard-navigable list of models.
 import type { RenderProps } from '../model';
-import { h, listen, styled } from '../shared';
+import { h, keptNodes, listen, placeChildren, styled } from '../shared';
 
 const KINDS = [
   ['', 'All'],
@@ -83,44 +83,54 @@ function render({ model, el }: RenderProps) {
     model.save_changes();
   };
 
+  // One node per model, made again only when its summary changes: a re-render (the kernel's
+  // answer to a filter, another view choosing) keeps the option under the pointer, so a press
+  // that an answer interrupts still ends as a click (a browser drops the click when the pressed
+  // element leaves the page).
+  const optionNode = item => {
+    const modes = item.modes.map(m => m.name).join(', ');
+    return h(
+      'div',
+      {
+        role: 'option',
+        class: 'mg-picker-option',
+        id: `mg-opt-${uid}-${item.id}`,
+        dataset: { model: item.id, type: item.type },
+        onclick: () => choose(item.id)
+      },
+      h(
+        'div',
+        { class: 'mg-row' },
+        h('strong', {}, item.name),
+        h('span', { class: 'mg-badge' }, item.audio_kind || item.type),
+        item.price_summary ? h('span', { class: 'mg-muted' }, item.price_summary) : null
+      ),
+      h(
+        'div',
+        { class: 'mg-muted mg-picker-detail' },
+        modes ? `Modes: ${modes}` : '',
+        item.tiers.length ? ` · Tiers: ${item.tiers.join(', ')}` : ''
+      )
+    );
+  };
+  const optionNodes = keptNodes(optionNode, item => item.id);
+
   const renderList = () => {
     const options = model.get('options') || [];
     const value = model.get('value');
     status.textContent = model.get('loading')
       ? 'Loading catalog…'
       : `${options.length} model${options.length === 1 ? '' : 's'}`;
-    list.replaceChildren(
-      ...options.map(item => {
-        const selected = item.id === value;
-        const modes = item.modes.map(m => m.name).join(', ');
-        return h(
-          'div',
-          {
-            role: 'option',
-            class: 'mg-picker-option' + (selected ? ' mg-picker-option--on' : ''),
-            'aria-selected': selected ? 'true' : 'false',
-            id: `mg-opt-${uid}-${item.id}`,
-            dataset: { model: item.id, type: item.type },
-            onclick: () => choose(item.id)
-          },
-          h(
-            'div',
-            { class: 'mg-row' },
-            h('strong', {}, item.name),
-            h('span', { class: 'mg-badge' }, item.audio_kind || item.type),
-            item.price_summary ? h('span', { class: 'mg-muted' }, item.price_summary) : null
-          ),
-          h(
-            'div',
-            { class: 'mg-muted mg-picker-detail' },
-            modes ? `Modes: ${modes}` : '',
-            item.tiers.length ? ` · Tiers: ${item.tiers.join(', ')}` : ''
-          )
-        );
-      })
-    );
+    const nodes = optionNodes(options);
+    nodes.forEach((node, i) => {
+      const selected = options[i].id === value;
+      node.classList.toggle('mg-picker-option--on', selected);
+      node.setAttribute('aria-selected', selected ? 'true' : 'false');
+    });
+    placeChildren(list, nodes);
     const active = list.querySelector('.mg-picker-option--on');
     if (active) list.setAttribute('aria-activedescendant', active.id);
+    else list.removeAttribute('aria-activedescendant');
   };
 
   // Arrow keys move the selection; the list is one tab stop (listbox pattern).

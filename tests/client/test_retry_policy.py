@@ -175,6 +175,19 @@ def test_gate_spaces_requests_at_its_rate():
     assert waits == pytest.approx([0, 0.1, 0.2, 0.3])
 
 
+def test_a_told_pace_neither_grows_on_clean_answers_nor_is_cut_by_429s():
+    clock = FakeClock()
+    gate = KeyGate(rate=10, clock=clock)
+    _answered_at(gate, clock, 1000, 20.0)  # far more demand than the pace, for long
+    for _ in range(3):
+        gate.penalize(1.0, sent_at=clock.now)
+        clock.now += 1.0 + KeyGate.COOLDOWN
+    assert gate.pace == 10
+    assert gate.learned is None
+    first = gate.acquire()
+    assert [gate.acquire() - first for _ in range(3)] == pytest.approx([0.1, 0.2, 0.3])
+
+
 def test_one_gate_per_service_and_key():
     a = gate_for("http://x", "key_a")
     assert gate_for("http://x", "key_a") is a

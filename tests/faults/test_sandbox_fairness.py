@@ -207,7 +207,7 @@ class _Working:
 
 # Rounds of a window alone and a window shared, so that a change in the machine's load (other
 # tests run beside this one) falls on both sides alike.
-ROUNDS, WINDOW = 3, 1.0
+ROUNDS, WINDOW = 5, 1.0
 
 
 @pytest.mark.slow

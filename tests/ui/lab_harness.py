@@ -264,6 +264,17 @@ class Notebook:
             index,
         )
 
+    def run_in_kernel(self, code: str) -> None:
+        """Run ``code`` in the notebook's kernel without a cell, until it has run: the page
+        does not scroll to a new cell, so what the mouse is pressing on stays where it is."""
+        status = self._js(
+            "const kernel = panel.sessionContext.session.kernel;"
+            "const future = kernel.requestExecute({code: args[0], store_history: false});"
+            "return future.done.then((reply) => reply.content.status);",
+            code,
+        )
+        assert status == "ok", f"{code!r} ended {status}"
+
     def append_cell(self, source: str) -> int:
         """Add a code cell at the end with ``source``; returns its index (not run)."""
         return self._js(  # type: ignore[return-value]

@@ -110,11 +110,20 @@ def test_gallery_plays_audio_enlarges_images_and_selects_back_into_python(lab, t
     page.keyboard.press("Escape")
     expect(dialog).to_be_hidden()
 
-    # a click selects a generation, back in Python
-    speech.get_by_role("button", name="Select generation").click()
-    expect(speech.get_by_role("button", name="Select generation")).to_have_attribute(
-        "aria-pressed", "true"
-    )
+    # a click selects a generation, back in Python, even when the kernel redraws the gallery
+    # between the press and the release (here: Python selects another card meanwhile)
+    select = speech.get_by_role("button", name="Select generation")
+    box = select.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    notebook.run_in_kernel(f"studio.gallery.selected_id = {music_id!r}")
+    music_select = card_of(gallery, music_id).get_by_role("button", name="Select generation")
+    expect(music_select).to_have_attribute("aria-pressed", "true")
+    assert select.bounding_box() == box
+    page.mouse.up()
+    expect(select).to_have_attribute("aria-pressed", "true")
+    expect(music_select).to_have_attribute("aria-pressed", "false")
     selected = kernel_json(
         notebook,
         "[studio.gallery.selected.model, studio.gallery.selected.id,"

@@ -149,11 +149,16 @@ export function h<K extends keyof HTMLElementTagNameMap>(
  * survives a re-render.
  */
 export function placeChildren(parent: Element, nodes: Node[]): void {
+  // those leaving go first: a node made anew in an old one's place must not push the kept
+  // ones after it out and back in
+  const wanted = new Set(nodes);
+  for (const child of Array.from(parent.childNodes)) {
+    if (!wanted.has(child)) child.remove();
+  }
   nodes.forEach((node, i) => {
     const here = parent.childNodes[i] ?? null;
     if (here !== node) parent.insertBefore(node, here);
   });
-  while (parent.childNodes.length > nodes.length) parent.lastChild?.remove();
 }
 
 /**

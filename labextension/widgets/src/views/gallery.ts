@@ -21,7 +21,7 @@ import {
   type GalleryEntry
 } from '../galleryRules';
 import type { RenderProps } from '../model';
-import { h, lazyFigures, listen, styled } from '../shared';
+import { h, keptNodes, lazyFigures, listen, placeChildren, styled } from '../shared';
 
 function lightbox() {
   const image = h('img', { class: 'mg-lightbox-image', alt: '' });
@@ -138,6 +138,7 @@ function render({ model, el, experimental }: RenderProps) {
   // a figure outlives re-renders (history arriving, a filter, a selection) while its item is
   // still shown, so its media are fetched once and never revoked mid-load.
   const place = (slot: HTMLElement, figure: { node: HTMLElement }) => {
+    if (slot.firstChild === figure.node) return;
     slot.classList.remove('mg-placeholder');
     slot.replaceChildren(figure.node);
   };
@@ -146,78 +147,85 @@ function render({ model, el, experimental }: RenderProps) {
     options: item => ({ caption: false, onReady: enlargeable(item) })
   });
 
+  // A card, too, outlives re-renders while its generation and its selection are unchanged: a
+  // press on its Select button that a re-render interrupts still ends as a click.
+  const slotsOf = new WeakMap<HTMLElement, [HTMLElement, MediaItem][]>();
+  const cardNode = ({ entry, on }: { entry: GalleryEntry; on: boolean }) => {
+    const tone = statusTone(entry.status);
+    const slots = entry.items.map(item => {
+      const slot = h(
+        'div',
+        {
+          class: 'mg-placeholder mg-gallery-slot',
+          dataset: { item: JSON.stringify(item), kind: item.kind }
+        },
+        slotLabel(item)
+      );
+      const ratio = slotAspectRatio(item);
+      if (ratio) slot.style.aspectRatio = ratio;
+      return [slot, item] as [HTMLElement, MediaItem];
+    });
+    const choose = h(
+      'button',
+      {
+        type: 'button',
+        class: 'mg-button mg-gallery-select',
+        'aria-pressed': on ? 'true' : 'false',
+        'aria-label': `Select generation ${entry.id}`
+      },
+      on ? 'Selected' : 'Select'
+    );
+    choose.addEventListener('click', () => {
+      model.set('selected_id', nextSelection(model.get('selected_id'), entry.id));
+      model.save_changes();
+    });
+    const card = h(
+      'div',
+      {
+        class: `mg-card mg-stack mg-gallery-card${on ? ' mg-gallery-card--on' : ''}`,
+        role: 'listitem',
+        dataset: { id: entry.id, status: entry.status }
+      },
+      slots.map(([slot]) => slot),
+      entry.error
+        ? h('div', { class: 'mg-error' }, `${entry.error.code}: ${entry.error.message}`)
+        : null,
+      h(
+        'div',
+        { class: 'mg-row' },
+        h('span', { class: `mg-badge mg-badge--${tone}` }, entry.status),
+        h('strong', {}, entry.model),
+        entry.credits_charged != null
+          ? h(
+              'span',
+              { class: 'mg-muted mg-gallery-credits' },
+              `${formatNumber(entry.credits_charged)} cr`
+            )
+          : null,
+        credentialsBadge(entry.credentials)
+      ),
+      entry.settings_text
+        ? h('div', { class: 'mg-muted mg-gallery-settings' }, entry.settings_text)
+        : null,
+      h('div', { class: 'mg-muted mg-gallery-prompt', title: entry.prompt }, entry.prompt),
+      h('div', { class: 'mg-row' }, choose)
+    );
+    slotsOf.set(card, slots);
+    return card;
+  };
+  const cardNodes = keptNodes(cardNode, ({ entry }) => entry.id);
+
   const renderEntries = () => {
     const entries: GalleryEntry[] = model.get('entries') || [];
     figures.reset(shownKeys(entries));
     const selected = model.get('selected_id');
     count.textContent = countText(entries.length, model.get('total'));
-    const cards: HTMLElement[] = [];
-    for (const entry of entries) {
-      const tone = statusTone(entry.status);
-      const slots = entry.items.map(item => {
-        const slot = h(
-          'div',
-          {
-            class: 'mg-placeholder mg-gallery-slot',
-            dataset: { item: JSON.stringify(item), kind: item.kind }
-          },
-          slotLabel(item)
-        );
-        const ratio = slotAspectRatio(item);
-        if (ratio) slot.style.aspectRatio = ratio;
-        figures.show(slot, item);
-        return slot;
-      });
-      const on = entry.id === selected;
-      const choose = h(
-        'button',
-        {
-          type: 'button',
-          class: 'mg-button mg-gallery-select',
-          'aria-pressed': on ? 'true' : 'false',
-          'aria-label': `Select generation ${entry.id}`
-        },
-        on ? 'Selected' : 'Select'
-      );
-      choose.addEventListener('click', () => {
-        model.set('selected_id', nextSelection(selected, entry.id));
-        model.save_changes();
-      });
-      cards.push(
-        h(
-          'div',
-          {
-            class: `mg-card mg-stack mg-gallery-card${on ? ' mg-gallery-card--on' : ''}`,
-            role: 'listitem',
-            dataset: { id: entry.id, status: entry.status }
-          },
-          ...slots,
-          entry.error
-            ? h('div', { class: 'mg-error' }, `${entry.error.code}: ${entry.error.message}`)
-            : null,
-          h(
-            'div',
-            { class: 'mg-row' },
-            h('span', { class: `mg-badge mg-badge--${tone}` }, entry.status),
-            h('strong', {}, entry.model),
-            entry.credits_charged != null
-              ? h(
-                  'span',
-                  { class: 'mg-muted mg-gallery-credits' },
-                  `${formatNumber(entry.credits_charged)} cr`
-                )
-              : null,
-            credentialsBadge(entry.credentials)
-          ),
-          entry.settings_text
-            ? h('div', { class: 'mg-muted mg-gallery-settings' }, entry.settings_text)
-            : null,
-          h('div', { class: 'mg-muted mg-gallery-prompt', title: entry.prompt }, entry.prompt),
-          h('div', { class: 'mg-row' }, choose)
-        )
-      );
+    const cards = cardNodes(entries.map(entry => ({ entry, on: entry.id === selected })));
+    // the slots of every card shown, kept or new: filled now, or once they scroll into view
+    for (const card of cards) {
+      for (const [slot, item] of slotsOf.get(card) ?? []) figures.show(slot, item);
     }
-    grid.replaceChildren(...cards);
+    placeChildren(grid, cards);
   };
   const renderError = () => {
     banner.textContent = model.get('error') || '';

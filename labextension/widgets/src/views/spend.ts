@@ -11,7 +11,7 @@ interface Part {
   traits: string[];
   dispose?: () => void;
 }
-import { h, listen, styled, watchTheme } from '../shared';
+import { h, keptNodes, listen, placeChildren, styled, watchTheme } from '../shared';
 
 const FILTERS = [
   ['type', 'Type'],
@@ -212,33 +212,33 @@ function searchBox(model) {
   return { node: input, update, traits: ['search'], dispose: () => clearTimeout(timer) };
 }
 
+// A header's cell and button are made once per column and kept: the kernel redraws the table
+// (its answer to a sort, a page, a filter) without taking the button from under a press, and a
+// click reads the order at the time it is made.
 function sortHeader(model, column) {
+  const button = h('button', {
+    type: 'button',
+    class: 'mg-dash-sort',
+    'data-column': column,
+    title: `Sort by ${LABELS[column] || column}`,
+    onclick: () => {
+      if (model.get('sort_by') === column) model.set('descending', !model.get('descending'));
+      else {
+        model.set('sort_by', column);
+        model.set('descending', true);
+      }
+      model.save_changes();
+    }
+  });
+  return h('th', { scope: 'col', class: NUMERIC.has(column) ? 'mg-num' : '' }, button);
+}
+
+function markSort(model, cell: HTMLElement, column: string) {
   const sorted = model.get('sort_by') === column;
   const descending = model.get('descending');
-  const order = sorted ? (descending ? 'descending' : 'ascending') : 'none';
+  cell.setAttribute('aria-sort', sorted ? (descending ? 'descending' : 'ascending') : 'none');
   const arrow = sorted ? (descending ? ' ▼' : ' ▲') : '';
-  return h(
-    'th',
-    { scope: 'col', 'aria-sort': order, class: NUMERIC.has(column) ? 'mg-num' : '' },
-    h(
-      'button',
-      {
-        type: 'button',
-        class: 'mg-dash-sort',
-        'data-column': column,
-        title: `Sort by ${LABELS[column] || column}`,
-        onclick: () => {
-          if (sorted) model.set('descending', !descending);
-          else {
-            model.set('sort_by', column);
-            model.set('descending', true);
-          }
-          model.save_changes();
-        }
-      },
-      (LABELS[column] || column) + arrow
-    )
-  );
+  (cell.firstChild as HTMLElement).textContent = (LABELS[column] || column) + arrow;
 }
 
 function table(model) {
@@ -268,33 +268,35 @@ function table(model) {
     h('div', { class: 'mg-dash-table-wrap' }, grid),
     h('div', { class: 'mg-row mg-dash-pager' }, previous, label, next)
   );
+  const headRow = h('tr');
+  const body = h('tbody');
+  grid.append(
+    h('caption', { class: 'mg-visually-hidden' }, 'Generations'),
+    h('thead', {}, headRow),
+    body
+  );
+  const headers = keptNodes(
+    (column: string) => sortHeader(model, column),
+    column => column
+  );
   const update = () => {
     const { columns = [], rows = [] } = model.get('table') || {};
-    grid.replaceChildren(
-      h('caption', { class: 'mg-visually-hidden' }, 'Generations'),
-      h(
-        'thead',
-        {},
-        h(
-          'tr',
-          {},
-          columns.map(column => sortHeader(model, column))
-        )
-      ),
-      h(
-        'tbody',
-        {},
-        rows.length
-          ? rows.map(row =>
-              h(
-                'tr',
-                {},
-                row.map((cell, i) =>
-                  h('td', { class: NUMERIC.has(columns[i]) ? 'mg-num' : '' }, cell)
-                )
+    const cells = headers(columns);
+    cells.forEach((cell, i) => markSort(model, cell, columns[i]));
+    placeChildren(headRow, cells);
+    body.replaceChildren(
+      ...(rows.length
+        ? rows.map(row =>
+            h(
+              'tr',
+              {},
+              row.map((cell, i) =>
+                h('td', { class: NUMERIC.has(columns[i]) ? 'mg-num' : '' }, cell)
               )
             )
-          : h(
+          )
+        : [
+            h(
               'tr',
               {},
               h(
@@ -303,7 +305,7 @@ function table(model) {
                 'No generations match these filters.'
               )
             )
-      )
+          ])
     );
     const page = model.get('page');
     label.textContent = model.get('page_label');

@@ -64,7 +64,14 @@ def submit_when_priced(studio, *, billed: str | None = None) -> None:
     # then not sent, and the page says so. Do what it asks, once: see the new price, click.
     changed = studio.get_by_text("Not sent: the form changed as you clicked")
     handled = jobs.nth(before).or_(estimate.get_by_role("alert")).first  # sent, or refused
-    expect(handled).to_be_visible(timeout=JOB_TIMEOUT)
+    try:
+        expect(handled).to_be_visible(timeout=15_000)
+    except AssertionError:
+        # Nothing at all: the click never reached the button (it happened once in a loaded CI
+        # run, cause not found). The view ignores a click while one is in flight, so a second
+        # click cannot submit twice.
+        button.click()
+        expect(handled).to_be_visible(timeout=JOB_TIMEOUT)
     if changed.is_visible():
         expect(estimate.locator(".mg-estimate-figures")).not_to_have_class(STALE)
         expect(button).to_be_enabled()

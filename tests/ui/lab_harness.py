@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,24 @@ def until_still(locator, quiet: float = 0.5, timeout: float = 10.0) -> None:
             box, since = now, time.monotonic()
         elif time.monotonic() - since >= quiet:
             return
+
+
+def click_through_redraw(page, target, redraw: Callable[[], object]) -> None:
+    """Press the middle of ``target``, run ``redraw`` (which makes the kernel redraw what holds
+    it, and waits until the page shows the redraw), check ``target`` is still under the
+    pointer, then release: a click a redraw interrupts must still count (a browser drops the
+    click of an element that left the page between the press and the release)."""
+    box = target.bounding_box()
+    assert box is not None
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    redraw()
+    now = target.bounding_box()  # the test is of a redraw, not of a button that moved away
+    assert now is not None
+    assert now["x"] < x < now["x"] + now["width"]
+    assert now["y"] < y < now["y"] + now["height"]
+    page.mouse.up()
 
 
 def _write_json(path: Path, data: dict) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from lab_harness import click_through_redraw
 from playwright.sync_api import expect
 
 CATALOG = Path(__file__).parents[1] / "widgets" / "catalog_entries.py"
@@ -96,14 +97,12 @@ def test_a_click_on_a_model_survives_the_list_redrawn_under_the_pointer(lab):
     picker = notebook.output(1)
     option = picker.get_by_role("option", name="Vidra 2")
     option.wait_for()
-    box = option.bounding_box()
-    assert box is not None
-    page = lab.page
-    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    page.mouse.down()
-    notebook.run_cell(2)  # the kernel filters: a new list of options reaches the page
-    expect(picker.get_by_role("option")).to_have_count(1)
-    page.mouse.up()
+
+    def the_kernel_filters() -> None:  # a new list of options reaches the page
+        notebook.run_cell(2)
+        expect(picker.get_by_role("option")).to_have_count(1)
+
+    click_through_redraw(lab.page, option, the_kernel_filters)
     expect(option).to_have_attribute("aria-selected", "true")
     notebook.run_cell(3)
     notebook.wait_cell_done(3)

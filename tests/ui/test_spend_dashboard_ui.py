@@ -4,6 +4,7 @@ themes."""
 
 from __future__ import annotations
 
+from lab_harness import click_through_redraw
 from playwright.sync_api import expect
 from test_gallery_ui import CORNER_PIXEL, set_theme
 from test_journeys import axe_js, axe_violations
@@ -72,19 +73,12 @@ def test_every_control_of_the_dashboard_reaches_the_kernel(lab, tmp_path, tenant
     assert kernel_json(notebook, "[board.sort_by, board.descending]") == ["prompt", False]
     # a header pressed while the kernel redraws the table (here Python turns the page) still
     # sorts when released
-    button = prompt_header.get_by_role("button")
-    box = button.bounding_box()
-    assert box is not None
-    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-    page.mouse.move(x, y)
-    page.mouse.down()
-    notebook.run_in_kernel("board.page = 1")
-    expect(label).to_have_text("page 2 of 2 (4 rows)")
-    now = button.bounding_box()  # the columns fit the new rows: still under the pointer
-    assert now is not None
-    assert now["x"] < x < now["x"] + now["width"]
-    assert now["y"] < y < now["y"] + now["height"]
-    page.mouse.up()
+
+    def python_turns_the_page() -> None:  # the columns fit the new rows
+        notebook.run_in_kernel("board.page = 1")
+        expect(label).to_have_text("page 2 of 2 (4 rows)")
+
+    click_through_redraw(page, prompt_header.get_by_role("button"), python_turns_the_page)
     expect(prompt_header).to_have_attribute("aria-sort", "descending")
     assert kernel_json(notebook, "[board.sort_by, board.descending]") == ["prompt", True]
 
